@@ -1,0 +1,175 @@
+import type { PyKey, PyValue } from './values.js';
+import { PyObject, PyOpaque, PySet, PyTuple, typeName } from './values.js';
+
+/**
+ * Python's `repr(float)`: the shortest digits that round-trip (JavaScript finds the same
+ * digits), laid out the Python way: fixed notation for decimal exponents in [-4, 16) with a
+ * trailing `.0` when integral, otherwise `d.ddde+XX`.
+ */
+export function floatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'nan';
+  if (x === Number.POSITIVE_INFINITY) return 'inf';
+  if (x === Number.NEGATIVE_INFINITY) return '-inf';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const sign = x < 0 ? '-' : '';
+  const [mant, expText] = Math.abs(x).toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  const digits = mant.replace('.', '');
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+    const intLen = exp + 1;
+    if (digits.length <= intLen) return `${sign}${digits}${'0'.repeat(intLen - digits.length)}.0`;
+    return `${sign}${digits.slice(0, intLen)}.${digits.slice(intLen)}`;
+  }
+  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  const e = Math.abs(exp) < 10 ? `0${Math.abs(exp)}` : String(Math.abs(exp));
+  return `${sign}${m}e${exp < 0 ? '-' : '+'}${e}`;
+}
+
+/** Python's `repr(str)`. */
+export function strRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === quote || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (cp < 0x20 || cp === 0x7f) out += `\\x${hex(cp, 2)}`;
+    else if (cp < 0x7f) out += ch;
+    else if (isPrintable(ch)) out += ch;
+    else if (cp <= 0xff) out += `\\x${hex(cp, 2)}`;
+    else if (cp <= 0xffff) out += `\\u${hex(cp, 4)}`;
+    else out += `\\U${hex(cp, 8)}`;
+  }
+  return out + quote;
+}
+
+// Python's str.isprintable: everything except categories Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs (but ' ').
+const NON_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+function isPrintable(ch: string): boolean {
+  return !NON_PRINTABLE.test(ch);
+}
+
+function hex(n: number, width: number): string {
+  return n.toString(16).padStart(width, '0');
+}
+
+/** Python's `repr(value)`. */
+export function repr(v: PyValue): string {
+  if (v === null) return 'None';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'True' : 'False';
+    case 'bigint':
+      return v.toString();
+    case 'number':
+      return floatRepr(v);
+    case 'string':
+      return strRepr(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
+  if (v instanceof Map) {
+    const parts: string[] = [];
+    for (const [k, val] of v) parts.push(`${repr(k)}: ${repr(val)}`);
+    return `{${parts.join(', ')}}`;
+  }
+  if (v instanceof PyTuple) {
+    if (v.items.length === 1) return `(${repr(v.items[0]!)},)`;
+    return `(${v.items.map(repr).join(', ')})`;
+  }
+  if (v instanceof PySet) {
+    if (v.size === 0) return 'set()';
+    return `{${[...v.items].map((x) => repr(x)).join(', ')}}`;
+  }
+  if (v instanceof PyOpaque) return v.reprText;
+  if (v instanceof PyObject) return v.pyRepr();
+  return String(v);
+}
+
+/** Python's `str(value)`: strings as they are, everything else as repr. */
+export function str(v: PyValue): string {
+  return typeof v === 'string' ? v : repr(v);
+}
+
+/** Raised by `jsonDumps` where Python's json.dumps raises TypeError. */
+export class NotJsonSerializable extends Error {}
+
+/**
+ * Python's `json.dumps(value)` with default settings: separators `", "` / `": "`,
+ * `ensure_ascii=True` (non-ASCII as `\uXXXX`, astral characters as surrogate pairs), floats in
+ * repr form with `NaN`/`Infinity`, int/float/bool/None keys turned into strings.
+ */
+export function jsonDumps(v: PyValue): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString();
+    case 'number':
+      return jsonFloat(v);
+    case 'string':
+      return jsonString(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(jsonDumps).join(', ')}]`;
+  if (v instanceof PyTuple) return `[${v.items.map(jsonDumps).join(', ')}]`;
+  if (v instanceof Map) {
+    const parts: string[] = [];
+    for (const [k, val] of v) parts.push(`${jsonString(jsonKey(k))}: ${jsonDumps(val)}`);
+    return `{${parts.join(', ')}}`;
+  }
+  throw new NotJsonSerializable(`Object of type ${typeName(v)} is not JSON serializable`);
+}
+
+function jsonFloat(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Number.POSITIVE_INFINITY) return 'Infinity';
+  if (x === Number.NEGATIVE_INFINITY) return '-Infinity';
+  return floatRepr(x);
+}
+
+function jsonKey(k: PyKey): string {
+  if (typeof k === 'string') return k;
+  if (k === null) return 'null';
+  if (typeof k === 'boolean') return k ? 'true' : 'false';
+  if (typeof k === 'bigint') return k.toString();
+  if (typeof k === 'number') return jsonFloat(k);
+  throw new NotJsonSerializable('keys must be str, int, float, bool or None, not tuple');
+}
+
+/** A JSON string literal with Python's ensure_ascii escaping. */
+export function jsonString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += '\\\\';
+    else if (c >= 0x20 && c < 0x7f) out += s[i];
+    else if (c === 0x0a) out += '\\n';
+    else if (c === 0x0d) out += '\\r';
+    else if (c === 0x09) out += '\\t';
+    else if (c === 0x08) out += '\\b';
+    else if (c === 0x0c) out += '\\f';
+    else out += `\\u${hex(c, 4)}`;
+  }
+  return out + '"';
+}
+
+/**
+ * How the reference executor turns a method's return value into the result string:
+ * str as is, dict through json.dumps (falling back to str(dict)), anything else str().
+ */
+export function resultToString(v: PyValue): string {
+  if (typeof v === 'string') return v;
+  if (v instanceof Map) {
+    try {
+      return jsonDumps(v);
+    } catch (e) {
+      if (e instanceof NotJsonSerializable) return repr(v);
+      throw e;
+    }
+  }
+  return str(v);
+}
