@@ -37,7 +37,9 @@ export type BoundArgs = readonly (PyValue | undefined)[];
 export interface MethodSpec<T> {
   /** Parameters in Python signature order (not the doc's order). */
   readonly params: readonly ParamSpec[];
-  readonly run: (self: T, args: BoundArgs) => PyValue;
+  // Method syntax on purpose: it makes `self` bivariant, so a table typed for one class can sit
+  // in the registry of all classes.
+  run(self: T, args: BoundArgs): PyValue;
 }
 
 export type MethodTable<T> = Readonly<Record<string, MethodSpec<T>>>;

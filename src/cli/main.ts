@@ -1,0 +1,75 @@
+/** The `seal` command line: thin wrappers that parse flags and call the parts. */
+import { Command, Option } from 'commander';
+import { DATA_DIR_ENV, defaultCacheDir, resolveDataDir } from '../envs/bfcl/data/locate.js';
+import { BASE_URL_ENV, pullBfcl } from '../envs/bfcl/data/pull.js';
+import { DataMissingError, loadBfclData } from '../envs/bfcl/data/tasks.js';
+import { runVerify, UsageError } from './verify.js';
+
+const program = new Command();
+program
+  .name('seal')
+  .description('SEAL: train tool-use agents together with their training environments (BFCL multi-turn).')
+  .showHelpAfterError();
+
+const dataDirOption = () =>
+  new Option('--data-dir <dir>', `BFCL data directory (default: $${DATA_DIR_ENV}, else the pull cache)`);
+
+program
+  .command('verify')
+  .description('Score a BFCL result file with the official multi-turn checker')
+  .addOption(new Option('--suite <name>', 'task suite').choices(['bfcl']).default('bfcl'))
+  .option('--results <file>', 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)')
+  .option('--ground-truth', 'replay the ground truth as the result file (a self-check: 100.00 everywhere)')
+  .option('--split <split>', 'only these tasks: train, test, all, or comma-separated ids')
+  .option('--json', 'print the summary as one JSON object')
+  .option('--out <file>', 'write one JSON line per task with its per-turn verdicts')
+  .addOption(dataDirOption())
+  .action(
+    async (opts: {
+      results?: string;
+      groundTruth?: boolean;
+      split?: string;
+      json?: boolean;
+      out?: string;
+      dataDir?: string;
+    }) => {
+      const data = loadBfclData(resolveDataDir(opts.dataDir));
+      await runVerify(data, opts, (s) => console.log(s));
+    },
+  );
+
+const data = program.command('data').description('Manage task data');
+data
+  .command('pull')
+  .argument('<suite>', 'which data set (bfcl)')
+  .description('Download the pinned BFCL multi-turn files and check them against the sha256 manifest')
+  .option('--dest <dir>', `where to put the files (default: $${DATA_DIR_ENV}, else ${defaultCacheDir()})`)
+  .option('--base-url <url>', `raw-file host (default: $${BASE_URL_ENV} or GitHub)`)
+  .action(async (suite: string, opts: { dest?: string; baseUrl?: string }) => {
+    if (suite !== 'bfcl') throw new UsageError(`unknown data set "${suite}"; the one available is "bfcl".`);
+    const dest = resolveDataDir(opts.dest);
+    const report = await pullBfcl({
+      dest,
+      ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+      log: (l) => console.error(l),
+    });
+    console.log(
+      `${dest}: ${report.downloaded.length} downloaded, ${report.alreadyPresent.length} already present, ${report.failed.length} failed`,
+    );
+    if (report.failed.length > 0) {
+      for (const f of report.failed) console.error(`  ${f.path}: ${f.reason}`);
+      console.error('Files that did verify are kept; run the same command again to retry the rest.');
+      process.exitCode = 1;
+    }
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof UsageError || e instanceof DataMissingError) {
+    console.error(`seal: ${e.message}`);
+    process.exitCode = 2;
+  } else {
+    throw e;
+  }
+}

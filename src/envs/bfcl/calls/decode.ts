@@ -1,0 +1,89 @@
+/**
+ * Decoding model output into call strings the executor runs, the way BFCL's handlers do:
+ * structured calls (`{name: {arg: value}}` or name + JSON arguments) become
+ * `name(arg=repr(value), ...)`, and prompting-style text `[f(a=1), g()]` is parsed (never
+ * evaluated) into one call string per call.
+ */
+import { repr } from '../py/format.js';
+import { parsePyJson } from '../py/json.js';
+import type { PyValue } from '../py/values.js';
+import { type Expr, literalValue, parsePythonExpression } from './parse.js';
+
+/** `name(k=repr(v), ...)` from a structured call; arguments may be an object or its JSON text. */
+export function structuredCallToString(name: string, args: unknown): string {
+  const parsed: PyValue =
+    typeof args === 'string'
+      ? parsePyJson(args.trim() === '' ? '{}' : args)
+      : parsePyJson(JSON.stringify(args ?? {}));
+  if (!(parsed instanceof Map)) throw new Error(`arguments of ${name} are not a JSON object`);
+  const parts: string[] = [];
+  for (const [k, v] of parsed) parts.push(`${String(k)}=${repr(v)}`);
+  return `${name}(${parts.join(',')})`;
+}
+
+function calleeName(e: Expr): string | undefined {
+  if (e.kind === 'name') return e.name;
+  if (e.kind === 'attribute') {
+    const base = calleeName(e.object);
+    return base === undefined ? undefined : `${base}.${e.attr}`;
+  }
+  return undefined;
+}
+
+function callToString(e: Expr): string {
+  if (e.kind !== 'call') throw new Error('not a function call');
+  const name = calleeName(e.callee);
+  if (name === undefined) throw new Error('not a function name');
+  const parts: string[] = [];
+  for (const a of e.args) {
+    const v = literalValue(a);
+    if (v === undefined) throw new Error('argument is not a literal');
+    parts.push(repr(v));
+  }
+  for (const k of e.kwargs) {
+    const v = literalValue(k.value);
+    if (v === undefined) throw new Error(`argument ${k.name} is not a literal`);
+    parts.push(`${k.name}=${repr(v)}`);
+  }
+  return `${name}(${parts.join(',')})`;
+}
+
+/**
+ * Prompting-style output, e.g. "```python\n[cd(folder='a'), ls()]\n```" -> ["cd(folder='a')", "ls()"].
+ * Throws when the text is not a list of calls with literal arguments.
+ */
+export function decodePythonCallList(text: string): string[] {
+  let s = text.trim();
+  const fence = /^```(?:python|py|tool_code)?\s*\n?([\s\S]*?)\n?```$/.exec(s);
+  if (fence) s = fence[1]!.trim();
+  if (!s.startsWith('[')) s = `[${s}]`;
+  const expr = parsePythonExpression(s);
+  const items = expr.kind === 'list' || expr.kind === 'tuple' ? expr.items : [expr];
+  return items.map(callToString);
+}
+
+/**
+ * One step of a BFCL result file: already-decoded call strings, a list of structured calls, or
+ * raw model text. A step that does not decode yields [] (the official evaluator drops it).
+ */
+export function decodeStep(step: unknown): string[] {
+  try {
+    if (typeof step === 'string') return decodePythonCallList(step);
+    if (!Array.isArray(step)) return [];
+    return step.flatMap((item): string[] => {
+      if (typeof item === 'string') return [item];
+      if (item && typeof item === 'object') {
+        const obj = item as Record<string, unknown>;
+        if (typeof obj.name === 'string' && 'arguments' in obj)
+          return [structuredCallToString(obj.name, obj.arguments)];
+        const fn = obj.function as Record<string, unknown> | undefined;
+        if (fn && typeof fn.name === 'string') return [structuredCallToString(fn.name, fn.arguments)];
+        const entries = Object.entries(obj);
+        if (entries.length === 1) return [structuredCallToString(entries[0]![0], entries[0]![1])];
+      }
+      throw new Error('undecodable call');
+    });
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * `seal data pull bfcl`: download the pinned BFCL multi-turn files, check each against the
+ * sha256 manifest, and write them into the cache. Files already present with the right sum are
+ * kept; a failed file never replaces a good one (downloads land in a temp file first).
+ *
+ * The long-context constants live in the reference's `long_context.py` as Python literals; the
+ * pull parses that module with the project's literal parser (never executes it) and writes the
+ * constants as `derived/long_context_constants.json`, the form the loader reads.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { literalValue, parsePythonExpression } from '../calls/parse.js';
+import { jsonDumps } from '../py/format.js';
+import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../py/values.js';
+import { BFCL_MANIFEST, type BfclManifest } from './locate.js';
+import { LONG_CONTEXT_CONSTANTS_FILE, SPLIT_FILE } from './tasks.js';
+
+export const BASE_URL_ENV = 'SEAL_BFCL_BASE_URL';
+export const DEFAULT_BASE_URL = 'https://raw.githubusercontent.com/ShishirPatil/gorilla';
+
+export interface PullOptions {
+  readonly dest: string;
+  /** raw-file host; `${baseUrl}/${commit}/${repoPath}` */
+  readonly baseUrl?: string;
+  readonly manifest?: BfclManifest;
+  readonly log?: (line: string) => void;
+  readonly fetchImpl?: typeof fetch;
+  readonly timeoutMs?: number;
+}
+
+export interface PullReport {
+  readonly downloaded: string[];
+  readonly alreadyPresent: string[];
+  readonly failed: { readonly path: string; readonly reason: string }[];
+}
+
+export class PullError extends Error {}
+
+const sha256 = (buf: Uint8Array) => createHash('sha256').update(buf).digest('hex');
+
+function writeAtomic(path: string, data: Uint8Array | string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.part-${process.pid}`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
+  const manifest = opts.manifest ?? BFCL_MANIFEST;
+  const base = (opts.baseUrl ?? process.env[BASE_URL_ENV] ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const doFetch = opts.fetchImpl ?? fetch;
+  const log = opts.log ?? (() => {});
+  const report: PullReport = { downloaded: [], alreadyPresent: [], failed: [] };
+
+  const get = async (repoPath: string, expected: string): Promise<Uint8Array> => {
+    const url = `${base}/${manifest.commit}/${repoPath}`;
+    let res: Response;
+    try {
+      res = await doFetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000) });
+    } catch (e) {
+      throw new PullError(`cannot reach ${url}: ${(e as Error).message}`);
+    }
+    if (!res.ok) throw new PullError(`${url} answered HTTP ${res.status}`);
+    const body = new Uint8Array(await res.arrayBuffer());
+    const sum = sha256(body);
+    if (sum !== expected)
+      throw new PullError(`${url}: sha256 ${sum} does not match the manifest (${expected})`);
+    return body;
+  };
+
+  for (const f of manifest.files) {
+    const target = join(opts.dest, f.path);
+    if (existsSync(target) && sha256(readFileSync(target)) === f.sha256) {
+      report.alreadyPresent.push(f.path);
+      continue;
+    }
+    try {
+      writeAtomic(target, await get(`${manifest.repoDataPath}/${f.path}`, f.sha256));
+      report.downloaded.push(f.path);
+      log(`downloaded ${f.path}`);
+    } catch (e) {
+      report.failed.push({ path: f.path, reason: (e as Error).message });
+      log(`FAILED ${f.path}: ${(e as Error).message}`);
+    }
+  }
+
+  const constantsTarget = join(opts.dest, LONG_CONTEXT_CONSTANTS_FILE);
+  if (existsSync(constantsTarget)) report.alreadyPresent.push(LONG_CONTEXT_CONSTANTS_FILE);
+  else {
+    try {
+      const src = await get(manifest.longContextSource.repoPath, manifest.longContextSource.sha256);
+      writeAtomic(constantsTarget, longContextModuleToJson(new TextDecoder().decode(src)));
+      report.downloaded.push(LONG_CONTEXT_CONSTANTS_FILE);
+      log(`converted long_context.py -> ${LONG_CONTEXT_CONSTANTS_FILE}`);
+    } catch (e) {
+      report.failed.push({ path: LONG_CONTEXT_CONSTANTS_FILE, reason: (e as Error).message });
+      log(`FAILED ${LONG_CONTEXT_CONSTANTS_FILE}: ${(e as Error).message}`);
+    }
+  }
+
+  const splitTarget = join(opts.dest, SPLIT_FILE);
+  if (!existsSync(splitTarget)) {
+    writeAtomic(
+      splitTarget,
+      readFileSync(new URL('../../../../manifests/seal_400_split.json', import.meta.url)),
+    );
+  }
+  return report;
+}
+
+/**
+ * Parse a module of `NAME = <literal>` assignments (the reference's long_context.py) into
+ * `{NAME: value}` JSON, with Python's Ellipsis written as {"__python_ellipsis__": true}.
+ */
+export function longContextModuleToJson(source: string): string {
+  const starts = [...source.matchAll(/^([A-Z_][A-Z0-9_]*)\s*=\s*/gm)];
+  if (starts.length === 0) throw new PullError('long_context.py: no constants found');
+  const out: PyDict = new Map();
+  starts.forEach((m, i) => {
+    const from = m.index! + m[0].length;
+    const to = i + 1 < starts.length ? starts[i + 1]!.index! : source.length;
+    const value = literalValue(parsePythonExpression(source.slice(from, to).trim()));
+    if (value === undefined) throw new PullError(`long_context.py: ${m[1]} is not a plain literal`);
+    out.set(m[1]!, withEllipsisMarkers(value));
+  });
+  return jsonDumps(out);
+}
+
+/** Ellipsis becomes the marker object; everything else is written by json.dumps rules (floats keep `.0`). */
+function withEllipsisMarkers(v: PyValue): PyValue {
+  if (v === ELLIPSIS) return new Map([['__python_ellipsis__', true]]);
+  if (Array.isArray(v)) return v.map(withEllipsisMarkers);
+  if (v instanceof PyTuple) return v.items.map(withEllipsisMarkers);
+  if (v instanceof Map) return new Map([...v].map(([k, val]) => [k, withEllipsisMarkers(val)]));
+  return v;
+}
