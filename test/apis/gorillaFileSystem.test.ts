@@ -238,6 +238,16 @@ describe('GorillaFileSystem mv/cp/rm quirks', () => {
     );
   });
 
+  it('copying a directory into itself makes a cycle; the state form stays finite', () => {
+    const fs = fresh();
+    call(fs, 'cd', 'workspace');
+    expect(call(fs, 'cp', 'archive', 'archive')).toBe(
+      '{"result": "\'archive\' copied to \'archive/archive\'"}',
+    );
+    const root = fs.root.toStateJson();
+    expect(JSON.stringify(root)).toContain('"contents":"{...}"');
+  });
+
   it('state equality ignores parent links and compares names and contents', () => {
     const a = fresh();
     const b = fresh();

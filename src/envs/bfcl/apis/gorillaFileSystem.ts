@@ -110,16 +110,37 @@ class FsDirectory extends PyObject {
   }
 
   toStateJson(): JsonValue {
-    const contents: { [key: string]: JsonValue } = {};
-    for (const [key, node] of this.contents) contents[stateKey(key)] = node.toStateJson();
-    return { type: 'directory', name: toStateJson(this.name), contents };
+    // `cp` of a directory into itself (or `mv` into itself) makes a directory contain itself.
+    // The reference has no state form for that; write Python's recursion marker instead of
+    // recursing forever.
+    if (inProgress.has(this.contents))
+      return { type: 'directory', name: toStateJson(this.name), contents: '{...}' };
+    inProgress.add(this.contents);
+    try {
+      const contents: { [key: string]: JsonValue } = {};
+      for (const [key, node] of this.contents) contents[stateKey(key)] = node.toStateJson();
+      return { type: 'directory', name: toStateJson(this.name), contents };
+    } finally {
+      inProgress.delete(this.contents);
+    }
   }
 
   override pyRepr(): string {
     const parentName = this.parent ? str(this.parent.name) : 'None';
-    return `<Directory: ${str(this.name)}, Parent: ${parentName}, Contents: ${repr(this.contents)}>`;
+    // Python's dict repr prints a dict that is already being printed as `{...}`.
+    if (inProgress.has(this.contents))
+      return `<Directory: ${str(this.name)}, Parent: ${parentName}, Contents: {...}>`;
+    inProgress.add(this.contents);
+    try {
+      return `<Directory: ${str(this.name)}, Parent: ${parentName}, Contents: ${repr(this.contents)}>`;
+    } finally {
+      inProgress.delete(this.contents);
+    }
   }
 }
+
+/** Contents dicts on the current serialisation path (cycle guard for state and repr). */
+const inProgress = new Set<Map<PyKey, FsNode>>();
 
 /** Key of a contents dict in the golden state form (always a plain name in real data). */
 function stateKey(key: PyKey): string {

@@ -8,7 +8,18 @@
  */
 import { KeyError_, PyException, TypeError_, ValueError_ } from '../py/errors.js';
 import { str, strRepr } from '../py/format.js';
-import { add, contains, getItem, lt, mul, pyRound, strFor, sub, toFloat, truediv } from '../py/ops.js';
+import {
+  add,
+  contains,
+  getItem,
+  lt,
+  mul,
+  toFloat as opsToFloat,
+  pyRound,
+  strFor,
+  sub,
+  truediv,
+} from '../py/ops.js';
 import { PyRandom } from '../py/random.js';
 import {
   deepCopy,
@@ -283,12 +294,57 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
+/**
+ * Python `float(v)`. Two cases `toFloat` does not cover: an int beyond the double range raises
+ * OverflowError, and strings follow CPython's parser (non-ASCII decimal digits and spaces are
+ * accepted, `_` only between digits).
+ */
+function pyFloat(v: PyValue): number {
+  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) {
+    throw new PyException('OverflowError', 'int too large to convert to float');
+  }
+  if (typeof v !== 'string') return opsToFloat(v);
+  // _PyUnicode_TransformDecimalAndSpaceToASCII, then strip ASCII whitespace only.
+  let ascii = '';
+  for (const ch of v) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 127) ascii += ch;
+    else if (UNICODE_SPACE.test(ch)) ascii += ' ';
+    else if (ND.test(ch)) ascii += String(decimalValue(cp));
+    else throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
+  }
+  const t = ascii.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
+  if (FLOAT_TEXT.test(t)) return Number(t.replace(/_/g, ''));
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(t);
+  if (special) {
+    if (special[2]!.toLowerCase() === 'nan') return Number.NaN;
+    return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  }
+  throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
+}
+
+const DIGITPART = '[0-9](?:_?[0-9])*';
+const FLOAT_TEXT = new RegExp(
+  `^[+-]?(?:${DIGITPART}(?:\\.(?:${DIGITPART})?)?|\\.${DIGITPART})(?:[eE][+-]?${DIGITPART})?$`,
+);
+/** Non-ASCII characters for which Python's `str.isspace()` holds. */
+const UNICODE_SPACE = /^[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
+
+/** `scenario.get(key, default)` */
+function scenarioValue(config: PyDict, key: string, fallback: PyValue): PyValue {
+  const v = config.get(key);
+  return v === undefined ? fallback : v;
+}
+
+/** The seed `random.Random(seed)` works with (no scenario in the data sets `random_seed`). */
 function seedOf(v: PyValue): bigint | number {
   if (typeof v === 'bigint') return v;
-  // random.Random(5.0) seeds with hash(5.0) == 5; other seed types never occur in the data.
+  // Random(5.0) seeds with hash(5.0) == 5, Random(True) with 1.
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  throw new PyException('TypeError', `unsupported random_seed of type '${typeName(v)}'`);
+  // Random(None) seeds from the OS.
+  if (v === null) return BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Date.now());
+  throw TypeError_(`random_seed of type '${typeName(v)}' is not supported by this port`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,7 +366,7 @@ export class TravelApi implements BfclApi {
   private random = new PyRandom(DEFAULT_RANDOM_SEED);
 
   loadScenario(config: PyDict, ctx: ScenarioContext): void {
-    this.random = new PyRandom(seedOf(config.get('random_seed') ?? DEFAULT_RANDOM_SEED));
+    this.random = new PyRandom(seedOf(scenarioValue(config, 'random_seed', DEFAULT_RANDOM_SEED)));
     for (const key of STATE_KEYS) {
       const v = config.get(key);
       this[key] = v === undefined ? defaultState(key) : v;
@@ -539,7 +595,7 @@ export class TravelApi implements BfclApi {
   compute_exchange_rate(base: PyValue, target: PyValue, value: PyValue): PyDict {
     for (const [currency, rate] of EXCHANGE_RATES) {
       if (pyEquals(base, 'USD') && pyEquals(target, currency)) {
-        return dictOf({ exchanged_value: toFloat(mul(value, rate)) });
+        return dictOf({ exchanged_value: pyFloat(mul(value, rate)) });
       }
       if (pyEquals(base, currency) && pyEquals(target, 'USD')) {
         return dictOf({ exchanged_value: pyRound(truediv(value, rate), 2n) });
@@ -587,7 +643,7 @@ export class TravelApi implements BfclApi {
   set_budget_limit(accessToken: PyValue, budgetLimit: PyValue): PyDict {
     const tokenError = this.tokenError(accessToken);
     if (tokenError) return dictOf({ error: tokenError });
-    const limit = toFloat(budgetLimit);
+    const limit = pyFloat(budgetLimit);
     this.budget_limit = limit;
     return dictOf({ budget_limit: limit });
   }
@@ -687,7 +743,8 @@ export const travelApi: ApiClass<TravelApi> = {
     },
     retrieve_invoice: {
       params: [req('access_token'), opt('booking_id'), opt('insurance_id')],
-      run: (self, a) => self.retrieve_invoice(a[0]!, a[1] ?? null),
+      // Both optional parameters default to None; insurance_id is never read.
+      run: (self, a) => self.retrieve_invoice(a[0]!, a[1] === undefined ? null : a[1]),
     },
     get_booking_history: {
       params: [req('access_token')],

@@ -7,8 +7,22 @@
  * with CPython's exact error text. Several methods assign state before an operation that can
  * raise; that order is kept, because the partial update is observable.
  */
-import { TypeError_ } from '../py/errors.js';
-import { add, getItem, gt, iterate, le, lt, mod, mul, sub, toFloat, truediv, truthy } from '../py/ops.js';
+import { PyException, TypeError_, ValueError_ } from '../py/errors.js';
+import { strRepr } from '../py/format.js';
+import {
+  add,
+  getItem,
+  gt,
+  iterate,
+  le,
+  lt,
+  mod,
+  mul,
+  toFloat as opsToFloat,
+  sub,
+  truediv,
+  truthy,
+} from '../py/ops.js';
 import { PyRandom } from '../py/random.js';
 import {
   deepCopy,
@@ -119,12 +133,65 @@ function between(lo: PyValue, x: PyValue, hi: PyValue): boolean {
   return le(lo, x) && le(x, hi);
 }
 
+/**
+ * Python `float(v)`. Two cases `toFloat` does not cover: an int beyond the double range raises
+ * OverflowError, and strings follow CPython's parser (non-ASCII decimal digits and spaces are
+ * accepted, `_` only between digits).
+ */
+function pyFloat(v: PyValue): number {
+  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) {
+    throw new PyException('OverflowError', 'int too large to convert to float');
+  }
+  if (typeof v !== 'string') return opsToFloat(v);
+  // _PyUnicode_TransformDecimalAndSpaceToASCII, then strip ASCII whitespace only.
+  let ascii = '';
+  for (const ch of v) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 127) ascii += ch;
+    else if (UNICODE_SPACE.test(ch)) ascii += ' ';
+    else if (ND_CHAR.test(ch)) ascii += String(ndValue(cp));
+    else throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
+  }
+  const t = ascii.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
+  if (FLOAT_TEXT.test(t)) return Number(t.replace(/_/g, ''));
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(t);
+  if (special) {
+    if (special[2]!.toLowerCase() === 'nan') return Number.NaN;
+    return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  }
+  throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
+}
+
+const DIGITPART = '[0-9](?:_?[0-9])*';
+const FLOAT_TEXT = new RegExp(
+  `^[+-]?(?:${DIGITPART}(?:\\.(?:${DIGITPART})?)?|\\.${DIGITPART})(?:[eE][+-]?${DIGITPART})?$`,
+);
+/** Non-ASCII characters for which Python's `str.isspace()` holds. */
+const UNICODE_SPACE = /^[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
+const ND_CHAR = /^\p{Nd}$/u;
+
+/** The value of a Unicode decimal digit (category Nd): its offset in its run of ten. */
+function ndValue(cp: number): number {
+  let start = cp;
+  while (start > 0 && ND_CHAR.test(String.fromCodePoint(start - 1))) start--;
+  return (cp - start) % 10;
+}
+
+/** `scenario.get(key, default)` */
+function scenarioValue(config: PyDict, key: string, fallback: PyValue): PyValue {
+  const v = config.get(key);
+  return v === undefined ? fallback : v;
+}
+
+/** The seed `random.Random(seed)` works with (no scenario in the data sets `random_seed`). */
 function seedOf(v: PyValue): bigint | number {
   if (typeof v === 'bigint') return v;
-  // random.Random(5.0) seeds with hash(5.0) == 5; other seed types never occur in the data.
+  // Random(5.0) seeds with hash(5.0) == 5, Random(True) with 1.
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  throw TypeError_(`unsupported random_seed of type '${typeName(v)}'`);
+  // Random(None) seeds from the OS.
+  if (v === null) return BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Date.now());
+  throw TypeError_(`random_seed of type '${typeName(v)}' is not supported by this port`);
 }
 
 export class VehicleControl implements BfclApi {
@@ -152,7 +219,7 @@ export class VehicleControl implements BfclApi {
   }
 
   loadScenario(config: PyDict, ctx: ScenarioContext): void {
-    this.random = new PyRandom(seedOf(config.get('random_seed') ?? DEFAULT_RANDOM_SEED));
+    this.random = new PyRandom(seedOf(scenarioValue(config, 'random_seed', DEFAULT_RANDOM_SEED)));
     for (const [field, key, makeDefault] of PUBLIC_FIELDS) {
       const v = config.get(key);
       this.set(field, v === undefined ? makeDefault() : v);
@@ -162,9 +229,9 @@ export class VehicleControl implements BfclApi {
     let locked = 0n;
     for (const door of iterate(doors)) if (pyEquals(getItem(doors, door), 'locked')) locked++;
     this.set('remainingUnlockedDoors', 4n - locked);
-    this.parkingBrakeForce = config.get('parkingBrakeForce') ?? 0.0;
-    this.slopeAngle = config.get('slopeAngle') ?? 0.0;
-    this.brakePedalForce = config.get('brakePedalForce') ?? 0.0;
+    this.parkingBrakeForce = scenarioValue(config, 'parkingBrakeForce', 0.0);
+    this.slopeAngle = scenarioValue(config, 'slopeAngle', 0.0);
+    this.brakePedalForce = scenarioValue(config, 'brakePedalForce', 0.0);
     this.long_context = ctx.longContext;
     this.longContextData = undefined;
     if (this.long_context) {
@@ -351,7 +418,7 @@ export class VehicleControl implements BfclApi {
     const force = mul(position, 1000n);
     this.set('brakePedalStatus', 'pressed');
     this.brakePedalForce = force;
-    return dictOf({ brakePedalStatus: 'pressed', brakePedalForce: toFloat(force) });
+    return dictOf({ brakePedalStatus: 'pressed', brakePedalForce: pyFloat(force) });
   }
 
   releaseBrakePedal(): PyDict {
@@ -362,8 +429,8 @@ export class VehicleControl implements BfclApi {
 
   setCruiseControl(speedArg: PyValue, activate: PyValue, distanceArg: PyValue): PyDict {
     // Converted in this order, before any check.
-    const distance = toFloat(distanceArg);
-    const speed = toFloat(speedArg);
+    const distance = pyFloat(distanceArg);
+    const speed = pyFloat(speedArg);
     if (pyEquals(this.get('engine_state'), 'stopped')) {
       return dictOf({ error: 'Start the engine before activating the cruise control.' });
     }
@@ -417,6 +484,11 @@ export class VehicleControl implements BfclApi {
   }
 }
 
+/** A Python default for an optional parameter that was not passed (an explicit `None` stays). */
+function orDefault(v: PyValue | undefined, fallback: PyValue): PyValue {
+  return v === undefined ? fallback : v;
+}
+
 /** `", ".join(items)` */
 function joinStrings(items: PyValue[]): string {
   items.forEach((item, i) => {
@@ -437,7 +509,13 @@ export const vehicleControl: ApiClass<VehicleControl> = {
     lockDoors: { params: [req('unlock'), req('door')], run: (self, a) => self.lockDoors(a[0]!, a[1]!) },
     adjustClimateControl: {
       params: [req('temperature'), opt('unit'), opt('fanSpeed'), opt('mode')],
-      run: (self, a) => self.adjustClimateControl(a[0]!, a[1] ?? 'celsius', a[2] ?? 50n, a[3] ?? 'auto'),
+      run: (self, a) =>
+        self.adjustClimateControl(
+          a[0]!,
+          orDefault(a[1], 'celsius'),
+          orDefault(a[2], 50n),
+          orDefault(a[3], 'auto'),
+        ),
     },
     get_outside_temperature_from_google: {
       params: [],

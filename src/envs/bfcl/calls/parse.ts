@@ -8,7 +8,7 @@
  * `unsupported` node that the executor reports as an error result. Syntax errors carry CPython
  * 3.11's messages, because the reference returns them to the model verbatim.
  */
-import { ELLIPSIS, PySet, PyTuple, type PyValue } from '../py/values.js';
+import { dictSet, ELLIPSIS, type PyDict, type PyKey, PySet, PyTuple, type PyValue } from '../py/values.js';
 
 export type Expr =
   | { readonly kind: 'literal'; readonly value: PyValue }
@@ -778,6 +778,16 @@ export function literalValue(e: Expr): PyValue | undefined {
         out.push(v);
       }
       return new PyTuple(out);
+    }
+    case 'dict': {
+      const d: PyDict = new Map();
+      for (const [ke, ve] of e.entries) {
+        const k = literalValue(ke);
+        const v = literalValue(ve);
+        if (k === undefined || v === undefined || (k !== null && typeof k === 'object' && !(k instanceof PyTuple))) return undefined;
+        dictSet(d, k as PyKey, v);
+      }
+      return d;
     }
     case 'set': {
       const set = new PySet();

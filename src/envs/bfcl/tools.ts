@@ -1,0 +1,62 @@
+/**
+ * BFCL function docs -> the OpenAI tool schema a policy sees, converted the way the reference's
+ * `convert_to_tool(..., GORILLA_TO_OPENAPI, OPENAI_COMPLETIONS)` does: top-level type `object`,
+ * BFCL type names mapped to JSON Schema ones, floats marked with `format: float` and a sentence
+ * in the description.
+ */
+import type { FunctionDoc, JsonSchemaLike } from './data/tasks.js';
+
+export interface OpenAiTool {
+  readonly type: 'function';
+  readonly function: {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters: JsonSchemaLike;
+    readonly response?: unknown;
+  };
+}
+
+export const GORILLA_TO_JSON_SCHEMA_TYPE: Readonly<Record<string, string>> = {
+  integer: 'integer', number: 'number', float: 'number', string: 'string', boolean: 'boolean', bool: 'boolean',
+  array: 'array', list: 'array', dict: 'object', object: 'object', tuple: 'array', any: 'string',
+  byte: 'integer', short: 'integer', long: 'integer', double: 'number', char: 'string', ArrayList: 'array',
+  Array: 'array', HashMap: 'object', Hashtable: 'object', Queue: 'array', Stack: 'array', Any: 'string',
+  String: 'string', Bigint: 'integer',
+};
+
+type Mutable = { [key: string]: unknown };
+
+function castProperties(props: Record<string, Mutable>): Record<string, Mutable> {
+  for (const value of Object.values(props)) {
+    const t = value.type as string | undefined;
+    if (t === undefined) value.type = 'string';
+    else {
+      if (t === 'float') {
+        value.format = 'float';
+        value.description = `${(value.description as string | undefined) ?? ''} This is a float type value.`;
+      }
+      value.type = GORILLA_TO_JSON_SCHEMA_TYPE[t] ?? 'string';
+    }
+    if (value.type === 'array' || value.type === 'object') {
+      if (value.properties) castProperties(value.properties as Record<string, Mutable>);
+      else if (value.items) {
+        const items = value.items as Mutable;
+        items.type = GORILLA_TO_JSON_SCHEMA_TYPE[items.type as string] ?? items.type;
+        if (items.type === 'array' && items.items) {
+          const inner = items.items as Mutable;
+          inner.type = GORILLA_TO_JSON_SCHEMA_TYPE[inner.type as string] ?? inner.type;
+        } else if (items.type === 'object' && items.properties) {
+          castProperties(items.properties as Record<string, Mutable>);
+        }
+      }
+    }
+  }
+  return props;
+}
+
+export function toOpenAiTool(doc: FunctionDoc): OpenAiTool {
+  const fn = structuredClone(doc) as unknown as Mutable & { parameters: Mutable };
+  fn.parameters.type = 'object';
+  fn.parameters.properties = castProperties((fn.parameters.properties ?? {}) as Record<string, Mutable>);
+  return { type: 'function', function: fn as unknown as OpenAiTool['function'] };
+}
