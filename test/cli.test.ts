@@ -12,7 +12,10 @@ const ROOT = join(import.meta.dirname, '..');
 // The real `seal` binary in a real process (built by `npm ci`'s prepare step, rebuilt here).
 async function seal(args: string[], env: Record<string, string> = {}) {
   try {
-    const r = await run('node', [join(ROOT, 'bin', 'seal.js'), ...args], { env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+    const r = await run('node', [join(ROOT, 'bin', 'seal.js'), ...args], {
+      env: { ...process.env, ...env },
+      maxBuffer: 64 << 20,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -30,7 +33,12 @@ describe('seal verify', () => {
     const tasks = readFileSync(join(DATA_DIR, 'possible_answer', 'BFCL_v4_multi_turn_base.json'), 'utf8');
     const lines: string[] = [];
     for (const cat of ['base', 'miss_func', 'miss_param', 'long_context']) {
-      const answers = readFileSync(join(DATA_DIR, 'possible_answer', `BFCL_v4_multi_turn_${cat}.json`), 'utf8').trim().split('\n');
+      const answers = readFileSync(
+        join(DATA_DIR, 'possible_answer', `BFCL_v4_multi_turn_${cat}.json`),
+        'utf8',
+      )
+        .trim()
+        .split('\n');
       for (const a of answers) {
         const { id, ground_truth } = JSON.parse(a) as { id: string; ground_truth: string[][] };
         lines.push(JSON.stringify({ id, result: ground_truth.map((turn) => (turn.length ? [turn] : [])) }));
@@ -40,9 +48,23 @@ describe('seal verify', () => {
     const results = join(dir, 'gt.jsonl');
     writeFileSync(results, lines.join('\n'));
     const out = join(dir, 'verdicts.jsonl');
-    const r = await seal(['verify', '--suite', 'bfcl', '--results', results, '--data-dir', DATA_DIR, '--json', '--out', out]);
+    const r = await seal([
+      'verify',
+      '--suite',
+      'bfcl',
+      '--results',
+      results,
+      '--data-dir',
+      DATA_DIR,
+      '--json',
+      '--out',
+      out,
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    const summary = JSON.parse(r.stdout) as { categories: Record<string, { n: number; accuracy: number }>; average: number };
+    const summary = JSON.parse(r.stdout) as {
+      categories: Record<string, { n: number; accuracy: number }>;
+      average: number;
+    };
     expect(summary).toEqual({
       categories: {
         base: { n: 200, accuracy: 100 },
@@ -52,23 +74,38 @@ describe('seal verify', () => {
       },
       average: 100,
     });
-    const verdicts = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const verdicts = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(verdicts).toHaveLength(800);
     expect(verdicts[0]).toMatchObject({ id: 'multi_turn_base_0', category: 'base', valid: true });
     expect(verdicts[0].turns[0]).toEqual({ turn: 0, checked: true, passed: true });
   });
 
   it('prints the Table 1 layout and per-turn failures for a broken result file', async () => {
-    const cases = readJsonl<{ task_id: string; variant: string; model_turns: string[][][]; valid: boolean; error_type?: string }>('checker_cases.jsonl');
+    const cases = readJsonl<{
+      task_id: string;
+      variant: string;
+      model_turns: string[][][];
+      valid: boolean;
+      error_type?: string;
+    }>('checker_cases.jsonl');
     const picked = new Map<string, (typeof cases)[number]>();
     for (const c of cases) if (!picked.has(c.task_id)) picked.set(c.task_id, c);
     const results = join(dir, 'mixed.jsonl');
-    writeFileSync(results, [...picked.values()].map((c) => JSON.stringify({ id: c.task_id, result: c.model_turns })).join('\n'));
+    writeFileSync(
+      results,
+      [...picked.values()].map((c) => JSON.stringify({ id: c.task_id, result: c.model_turns })).join('\n'),
+    );
     const out = join(dir, 'mixed-verdicts.jsonl');
     const r = await seal(['verify', '--results', results, '--data-dir', DATA_DIR, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/\| +\| Average \| +Base \| Miss Func \| Miss Param \| Long Context \|/);
-    const verdicts = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; valid: boolean; error_type?: string });
+    const verdicts = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; valid: boolean; error_type?: string });
     for (const v of verdicts) {
       const c = picked.get(v.id)!;
       expect(v.valid, v.id).toBe(c.valid);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodePythonCallList, decodeStep, structuredCallToString } from '../src/envs/bfcl/calls/decode.js';
-import { parsePythonExpression, PySyntaxError } from '../src/envs/bfcl/calls/parse.js';
+import { PySyntaxError, parsePythonExpression } from '../src/envs/bfcl/calls/parse.js';
 import { TaskEnvironment } from '../src/envs/bfcl/executor.js';
 import { floatRepr, jsonDumps, repr } from '../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../src/envs/bfcl/py/json.js';
@@ -20,10 +20,21 @@ const syntaxError = (src: string) => {
 
 describe('Python call-string parser', () => {
   it('reads every literal form the answer files use', () => {
-    const e = parsePythonExpression(`f('a\\'b', "c", 1, -2.5, True, None, [1, (2,)], {'k': {3: 'v'}}, x=1e-06)`);
+    const e = parsePythonExpression(
+      `f('a\\'b', "c", 1, -2.5, True, None, [1, (2,)], {'k': {3: 'v'}}, x=1e-06)`,
+    );
     expect(e.kind).toBe('call');
     if (e.kind !== 'call') return;
-    expect(e.args.map((a) => (a.kind === 'literal' ? a.value : a.kind))).toEqual(["a'b", 'c', 1n, -2.5, true, null, 'list', 'dict']);
+    expect(e.args.map((a) => (a.kind === 'literal' ? a.value : a.kind))).toEqual([
+      "a'b",
+      'c',
+      1n,
+      -2.5,
+      true,
+      null,
+      'list',
+      'dict',
+    ]);
     expect(e.kwargs[0]).toEqual({ name: 'x', value: { kind: 'literal', value: 1e-6 } });
   });
 
@@ -32,13 +43,23 @@ describe('Python call-string parser', () => {
     expect(syntaxError('ls(a=True, a=False)')).toBe('keyword argument repeated: a (<string>, line 1)');
     expect(syntaxError('ls(a=True)\nls()')).toBe('invalid syntax (<string>, line 2)');
     expect(syntaxError("cd(folder='x'")).toBe("'(' was never closed (<string>, line 1)");
-    expect(syntaxError("cd(folder='x)")).toBe('unterminated string literal (detected at line 1) (<string>, line 1)');
+    expect(syntaxError("cd(folder='x)")).toBe(
+      'unterminated string literal (detected at line 1) (<string>, line 1)',
+    );
     expect(syntaxError('f(a=1, 2)')).toBe('positional argument follows keyword argument (<string>, line 1)');
     expect(syntaxError('f(a))')).toBe("unmatched ')' (<string>, line 1)");
   });
 
   it('marks computation as unsupported instead of running it', () => {
-    for (const src of ['f(2**10)', 'f(1/3)', "f(__import__('os'))", 'f(x.y)', 'f([i for i in y])', 'f(a[0])', 'f(lambda: 1)']) {
+    for (const src of [
+      'f(2**10)',
+      'f(1/3)',
+      "f(__import__('os'))",
+      'f(x.y)',
+      'f([i for i in y])',
+      'f(a[0])',
+      'f(lambda: 1)',
+    ]) {
       const e = parsePythonExpression(src);
       expect(e.kind, src).toBe('call');
       if (e.kind === 'call') expect(['unsupported', 'call', 'attribute', 'name']).toContain(e.args[0]!.kind);
@@ -49,11 +70,20 @@ describe('Python call-string parser', () => {
 describe('executor refuses code, keeps the reference errors', () => {
   const data = sharedData();
   const task = data.byId.get('multi_turn_base_0')!;
-  const env = new TaskEnvironment({ taskId: task.id, involvedClasses: task.involvedClasses, initialConfig: task.initialConfig, longContext: false });
+  const env = new TaskEnvironment({
+    taskId: task.id,
+    involvedClasses: task.involvedClasses,
+    initialConfig: task.initialConfig,
+    longContext: false,
+  });
 
   it('returns error results for code instead of evaluating it', () => {
-    expect(env.execute("cd(folder=__import__('os').getcwd())")).toMatch(/^Error during execution: .*not supported/);
-    expect(env.execute('cd(folder=pwd())')).toMatch(/^Error during execution: a nested call is not supported/);
+    expect(env.execute("cd(folder=__import__('os').getcwd())")).toMatch(
+      /^Error during execution: .*not supported/,
+    );
+    expect(env.execute('cd(folder=pwd())')).toMatch(
+      /^Error during execution: a nested call is not supported/,
+    );
     expect(env.execute("len('abc')")).toMatch(/builtin 'len' is not supported/);
     expect(env.execute('frobnicate(x=1)')).toBe("Error during execution: name 'frobnicate' is not defined");
     expect(env.execute('ls(a=null)')).toBe("Error during execution: name 'null' is not defined");
@@ -61,20 +91,31 @@ describe('executor refuses code, keeps the reference errors', () => {
   });
 
   it('binds arguments with CPython TypeError texts', () => {
-    expect(env.execute("cd('a', 'b')")).toBe('Error during execution: GorillaFileSystem.cd() takes 2 positional arguments but 3 were given');
-    expect(env.execute("ls(True, 'x')")).toBe('Error during execution: GorillaFileSystem.ls() takes from 1 to 2 positional arguments but 3 were given');
-    expect(env.execute('pwd(1)')).toBe('Error during execution: GorillaFileSystem.pwd() takes 1 positional argument but 2 were given');
+    expect(env.execute("cd('a', 'b')")).toBe(
+      'Error during execution: GorillaFileSystem.cd() takes 2 positional arguments but 3 were given',
+    );
+    expect(env.execute("ls(True, 'x')")).toBe(
+      'Error during execution: GorillaFileSystem.ls() takes from 1 to 2 positional arguments but 3 were given',
+    );
+    expect(env.execute('pwd(1)')).toBe(
+      'Error during execution: GorillaFileSystem.pwd() takes 1 positional argument but 2 were given',
+    );
   });
 });
 
 describe('model output decoding', () => {
   it('decodes prompting-style call lists, fenced or not', () => {
-    expect(decodePythonCallList("```python\n[cd(folder='a'), ls(a=True)]\n```")).toEqual(["cd(folder='a')", 'ls(a=True)']);
+    expect(decodePythonCallList("```python\n[cd(folder='a'), ls(a=True)]\n```")).toEqual([
+      "cd(folder='a')",
+      'ls(a=True)',
+    ]);
     expect(decodePythonCallList('mean(numbers=[1, 2.0])')).toEqual(['mean(numbers=[1, 2.0])']);
   });
   it('turns structured calls into reference call strings', () => {
     expect(structuredCallToString('cd', '{"folder": "a"}')).toBe("cd(folder='a')");
-    expect(structuredCallToString('f', '{"a": 1, "b": 2.0, "c": true, "d": null, "e": ["x"]}')).toBe("f(a=1,b=2.0,c=True,d=None,e=['x'])");
+    expect(structuredCallToString('f', '{"a": 1, "b": 2.0, "c": true, "d": null, "e": ["x"]}')).toBe(
+      "f(a=1,b=2.0,c=True,d=None,e=['x'])",
+    );
     expect(decodeStep([{ name: 'ls', arguments: '{}' }])).toEqual(['ls()']);
     expect(decodeStep('not a call at all (')).toEqual([]);
   });
@@ -83,7 +124,14 @@ describe('model output decoding', () => {
 describe('Python value formatting', () => {
   it('prints floats like repr()', () => {
     expect([5, 0.1, 1e16, 1e-5, 123456789012345.6, -0, 1e22, 2.5e-5].map(floatRepr)).toEqual([
-      '5.0', '0.1', '1e+16', '1e-05', '123456789012345.6', '-0.0', '1e+22', '2.5e-05',
+      '5.0',
+      '0.1',
+      '1e+16',
+      '1e-05',
+      '123456789012345.6',
+      '-0.0',
+      '1e+22',
+      '2.5e-05',
     ]);
   });
   it('prints containers like repr() and json.dumps()', () => {

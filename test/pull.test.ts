@@ -32,7 +32,9 @@ describe('seal data pull bfcl', () => {
         return;
       }
       const body = readFileSync(path);
-      res.writeHead(200).end(corrupt && url.endsWith('math_api.json') ? Buffer.concat([body, Buffer.from('x')]) : body);
+      res
+        .writeHead(200)
+        .end(corrupt && url.endsWith('math_api.json') ? Buffer.concat([body, Buffer.from('x')]) : body);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const addr = server.address() as { port: number };
@@ -44,7 +46,10 @@ describe('seal data pull bfcl', () => {
     const dest = mkdtempSync(join(tmpdir(), 'seal-pull-'));
     corrupt = true;
     const first = await pullBfcl({ dest, baseUrl });
-    expect(first.failed.map((f) => f.path).sort()).toEqual(['derived/long_context_constants.json', 'multi_turn_func_doc/math_api.json']);
+    expect(first.failed.map((f) => f.path).sort()).toEqual([
+      'derived/long_context_constants.json',
+      'multi_turn_func_doc/math_api.json',
+    ]);
     expect(first.failed[0]!.reason).toMatch(/sha256|HTTP 404/);
     expect(existsSync(join(dest, 'multi_turn_func_doc', 'math_api.json'))).toBe(false);
     expect(first.downloaded).toHaveLength(BFCL_MANIFEST.files.length - 1);
@@ -55,7 +60,11 @@ describe('seal data pull bfcl', () => {
     expect(second.downloaded).toEqual(['multi_turn_func_doc/math_api.json']);
     expect(hits.filter((h) => h.endsWith('.json'))).toHaveLength(1);
     for (const f of BFCL_MANIFEST.files) {
-      expect(createHash('sha256').update(readFileSync(join(dest, f.path))).digest('hex')).toBe(f.sha256);
+      expect(
+        createHash('sha256')
+          .update(readFileSync(join(dest, f.path)))
+          .digest('hex'),
+      ).toBe(f.sha256);
     }
     const data = loadBfclData(dest);
     expect(data.tasks).toHaveLength(800);
@@ -72,7 +81,9 @@ describe('seal data pull bfcl', () => {
   it('turns the literal constants of long_context.py into the loader form, without executing it', () => {
     // Build a Python module from the shared JSON export with our repr, then convert it back.
     const constants = loadLongContextConstants(DATA_DIR);
-    const module = [...constants].map(([k, v]) => `${k} = ${repr(v).replace(/Ellipsis\]$/, '...]')}\n`).join('\n');
+    const module = [...constants]
+      .map(([k, v]) => `${k} = ${repr(v).replace(/Ellipsis\]$/, '...]')}\n`)
+      .join('\n');
     const dir = mkdtempSync(join(tmpdir(), 'seal-lc-'));
     const json = longContextModuleToJson(module);
     mkdirSync(join(dir, 'derived'));

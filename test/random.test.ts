@@ -20,14 +20,24 @@ describe('CPython random (MT19937) for the seeds the classes use', () => {
       const r = new PyRandom(BigInt(seed));
       expect(rec.first_64_uint32.map(() => r.nextUint32())).toEqual(rec.first_64_uint32);
       const f = new PyRandom(BigInt(seed));
-      expect(rec.first_16_random_float_repr.map(() => floatRepr(f.random()))).toEqual(rec.first_16_random_float_repr);
+      expect(rec.first_16_random_float_repr.map(() => floatRepr(f.random()))).toEqual(
+        rec.first_16_random_float_repr,
+      );
       for (const [call, values] of Object.entries(rec.sequences_from_fresh_generator)) {
         const g = new PyRandom(BigInt(seed));
         // Composite class-level sequences (timestamps, TravelAPI draws) are covered by the golden traces.
         const ri = /^randint\((\d+),\s*(\d+)\)/.exec(call);
         const un = /^uniform\((-?[\d.]+),\s*(-?[\d.]+)\)/.exec(call);
-        if (ri) expect(values.map(() => Number(g.randint(BigInt(ri[1]!), BigInt(ri[2]!)))), call).toEqual(values);
-        else if (un) expect(values.map(() => floatRepr(g.uniform(Number(un[1]), Number(un[2])))), call).toEqual(values);
+        if (ri)
+          expect(
+            values.map(() => Number(g.randint(BigInt(ri[1]!), BigInt(ri[2]!)))),
+            call,
+          ).toEqual(values);
+        else if (un)
+          expect(
+            values.map(() => floatRepr(g.uniform(Number(un[1]), Number(un[2])))),
+            call,
+          ).toEqual(values);
       }
     });
   }

@@ -12,7 +12,8 @@ import { TaskEnvironment } from './executor.js';
 import { type OpenAiTool, toOpenAiTool } from './tools.js';
 
 export const MAX_STEPS_PER_TURN = 20;
-export const ADDITIONAL_FUNCTION_MESSAGE = 'I have updated some more functions you can choose from. What about now?';
+export const ADDITIONAL_FUNCTION_MESSAGE =
+  'I have updated some more functions you can choose from. What about now?';
 
 export interface TurnObservation {
   readonly turn: number;
@@ -60,7 +61,9 @@ export class BfclEpisode {
       ...(options.modelName ? { modelName: options.modelName } : {}),
     });
     const held = new Set(task.missedFunction?.names ?? []);
-    this.visible = task.involvedClasses.flatMap((c) => data.docsByClass.get(c) ?? []).filter((d) => !held.has(d.name));
+    this.visible = task.involvedClasses
+      .flatMap((c) => data.docsByClass.get(c) ?? [])
+      .filter((d) => !held.has(d.name));
     this.openTurn();
   }
 
@@ -89,7 +92,9 @@ export class BfclEpisode {
   /** What the policy sees at the start of the current turn. */
   observe(): TurnObservation {
     const functions = [...this.visible];
-    const messages = this.added ? [{ role: 'user' as const, content: ADDITIONAL_FUNCTION_MESSAGE }] : this.task.question[this.turnIdx]!;
+    const messages = this.added
+      ? [{ role: 'user' as const, content: ADDITIONAL_FUNCTION_MESSAGE }]
+      : this.task.question[this.turnIdx]!;
     return {
       turn: this.turnIdx,
       messages,

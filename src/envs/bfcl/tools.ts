@@ -17,11 +17,32 @@ export interface OpenAiTool {
 }
 
 export const GORILLA_TO_JSON_SCHEMA_TYPE: Readonly<Record<string, string>> = {
-  integer: 'integer', number: 'number', float: 'number', string: 'string', boolean: 'boolean', bool: 'boolean',
-  array: 'array', list: 'array', dict: 'object', object: 'object', tuple: 'array', any: 'string',
-  byte: 'integer', short: 'integer', long: 'integer', double: 'number', char: 'string', ArrayList: 'array',
-  Array: 'array', HashMap: 'object', Hashtable: 'object', Queue: 'array', Stack: 'array', Any: 'string',
-  String: 'string', Bigint: 'integer',
+  integer: 'integer',
+  number: 'number',
+  float: 'number',
+  string: 'string',
+  boolean: 'boolean',
+  bool: 'boolean',
+  array: 'array',
+  list: 'array',
+  dict: 'object',
+  object: 'object',
+  tuple: 'array',
+  any: 'string',
+  byte: 'integer',
+  short: 'integer',
+  long: 'integer',
+  double: 'number',
+  char: 'string',
+  ArrayList: 'array',
+  Array: 'array',
+  HashMap: 'object',
+  Hashtable: 'object',
+  Queue: 'array',
+  Stack: 'array',
+  Any: 'string',
+  String: 'string',
+  Bigint: 'integer',
 };
 
 type Mutable = { [key: string]: unknown };

@@ -13,6 +13,7 @@
 import { AttributeErrorForType, TypeError_, ValueError_ } from '../py/errors.js';
 import { repr, str } from '../py/format.js';
 import { add, compare, contains, formatFixed, getItem, iterate, len, strFor, truthy } from '../py/ops.js';
+import { compareCodePoints, joinStrings, splitlines, splitWhitespace } from '../py/text.js';
 import type { JsonValue, PyDict, PyKey, PyValue } from '../py/values.js';
 import {
   dictDelete,
@@ -150,43 +151,6 @@ function stateKey(key: PyKey): string {
 // ---------------------------------------------------------------------------------------------
 // Python string helpers the shared module does not provide
 // ---------------------------------------------------------------------------------------------
-
-/** Python `str.splitlines()`: every Unicode line boundary, no trailing empty piece. */
-const LINE_BOUNDARY = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/g;
-function splitlines(s: string): string[] {
-  const lines: string[] = [];
-  let start = 0;
-  for (const m of s.matchAll(LINE_BOUNDARY)) {
-    lines.push(s.slice(start, m.index));
-    start = m.index + m[0].length;
-  }
-  if (start < s.length) lines.push(s.slice(start));
-  return lines;
-}
-
-/** Python `str.split()` without arguments: runs of `str.isspace()` characters. */
-const PY_WHITESPACE = /[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
-function splitWhitespace(s: string): string[] {
-  return s.split(PY_WHITESPACE).filter((w) => w !== '');
-}
-
-/** Python str ordering (by code point; JavaScript's default compares UTF-16 units). */
-function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.codePointAt(i)! - b.codePointAt(i)!;
-  }
-  return a.length - b.length;
-}
-
-/** Python `"/".join(parts)` with its TypeError for a non-str item. */
-function joinStrings(sep: string, parts: PyValue[]): string {
-  parts.forEach((p, i) => {
-    if (typeof p !== 'string')
-      throw TypeError_(`sequence item ${i}: expected str instance, ${typeName(p)} found`);
-  });
-  return parts.join(sep);
-}
 
 /** The content of a file as bytes would be counted by `len(s.encode("utf-8"))`. */
 function utf8Length(content: PyValue): bigint {

@@ -5,18 +5,33 @@
  * through the `py/ops` helpers and fail with CPython 3.11's texts. The long-context tables come
  * from the data directory (`long_context.py` constants), never from this file.
  */
+
+import {
+  compareDateTimes,
+  DATE_FORMAT,
+  DATETIME_FORMAT,
+  DATETIME_MAX,
+  DATETIME_MIN,
+  strptime,
+} from '../py/datetime.js';
 import { AttributeError_, PyException, TypeError_, ValueError_ } from '../py/errors.js';
-import { repr, str, strRepr } from '../py/format.js';
+import { repr, str } from '../py/format.js';
 import {
   add,
   contains,
+  dictCopy,
+  dictGetOr,
   formatFixed,
   ge,
   getItem,
   gt,
   iterate,
   le,
+  listFor,
+  listRemove,
   pyAbs,
+  requireHashable,
+  setItem,
   strFor,
   sub,
   toFloat,
@@ -24,17 +39,8 @@ import {
   truthy,
 } from '../py/ops.js';
 import { PyRandom } from '../py/random.js';
-import type { PyDict, PyKey, PyList, PyValue } from '../py/values.js';
-import {
-  dictGet,
-  dictOf,
-  dictSet,
-  isHashableScalar,
-  PyTuple,
-  pyDict,
-  pyEquals,
-  typeName,
-} from '../py/values.js';
+import type { PyDict, PyList, PyValue } from '../py/values.js';
+import { dictOf, dictSet, pyDict, pyEquals, typeName } from '../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { longContextConstant, opt, req } from './api.js';
 
@@ -131,19 +137,6 @@ const SECONDS_PER_DAY = 86400n;
 // ---------------------------------------------------------------------------------------------
 // Small Python builtins the shared py module does not provide.
 
-/** Python raises this for a list or dict used as a dict key or looked up in a dict. */
-function requireHashable(key: PyValue): PyKey {
-  if (isHashableScalar(key) || key instanceof PyTuple) return key;
-  throw TypeError_(`unhashable type: '${typeName(key)}'`);
-}
-
-/** `d.get(key, default)` */
-function dictGetOr(d: PyValue, key: PyValue, fallback: PyValue): PyValue {
-  if (!(d instanceof Map)) throw AttributeError_(d, 'get');
-  const v = dictGet(d, requireHashable(key));
-  return v === undefined ? fallback : v;
-}
-
 /**
  * `container[key]`. Like `ops.getItem`, except for str containers, whose CPython 3.11 text
  * differs from the list one: `string indices must be integers, not 'str'` (cancel_order on the
@@ -156,47 +149,10 @@ function subscript(container: PyValue, key: PyValue): PyValue {
   return getItem(container, key);
 }
 
-/** `container[key] = value` */
-function setItem(container: PyValue, key: PyValue, value: PyValue): void {
-  if (!(container instanceof Map)) {
-    throw TypeError_(`'${typeName(container)}' object does not support item assignment`);
-  }
-  dictSet(container, requireHashable(key), value);
-}
-
-/** The list behind `x.append(...)` / `x.copy()` etc., or the AttributeError. */
-function listFor(v: PyValue, method: string): PyList {
-  if (!Array.isArray(v)) throw AttributeError_(v, method);
-  return v;
-}
-
-/** `list.remove(x)`: drops the first element equal to x. */
-function listRemove(list: PyValue, item: PyValue): void {
-  const items = listFor(list, 'remove');
-  const i = items.findIndex((x) => pyEquals(x, item));
-  if (i < 0) throw ValueError_('list.remove(x): x not in list');
-  items.splice(i, 1);
-}
-
-/** `dict.copy()` (shallow). */
-function dictCopy(d: PyValue): PyDict {
-  if (!(d instanceof Map)) throw AttributeError_(d, 'copy');
-  return new Map(d);
-}
-
-/** `float(x)`, with the OverflowError Python gives for ints beyond the double range. */
-function pyFloat(v: PyValue): number {
-  const f = toFloat(v);
-  if (typeof v === 'bigint' && !Number.isFinite(f)) {
-    throw new PyException('OverflowError', 'int too large to convert to float');
-  }
-  return f;
-}
-
 /** `f"{v:.2f}"` */
 function format2f(v: PyValue): string {
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') {
-    return formatFixed(pyFloat(v), 2);
+    return formatFixed(toFloat(v), 2);
   }
   if (typeof v === 'string') throw ValueError_("Unknown format code 'f' for object of type 'str'");
   throw TypeError_(`unsupported format string passed to ${typeName(v)}.__format__`);
@@ -227,81 +183,6 @@ function formatSymbol(template: PyValue, symbol: PyValue): string {
     throw new Error(`long-context order template uses an unsupported field ${m}`);
   });
 }
-
-// --- datetime.strptime for the two formats the reference uses --------------------------------
-
-/** A naive datetime as comparable fields [year, month, day, hour, minute, second, microsecond]. */
-type DateTimeFields = readonly number[];
-
-const DATETIME_MIN: DateTimeFields = [1, 1, 1, 0, 0, 0, 0];
-const DATETIME_MAX: DateTimeFields = [9999, 12, 31, 23, 59, 59, 999999];
-
-// The regexes of CPython's `_strptime.TimeRE` (compiled with IGNORECASE). Python's `\d` is any
-// Unicode decimal digit (`int()` accepts those too), and a space in the format becomes `\s+`.
-const D = '\\p{Nd}';
-const PY_SPACE =
-  '[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const YEAR = `(${D}${D}${D}${D})`;
-const MONTH = '(1[0-2]|0[1-9]|[1-9])';
-const DAY = `(3[01]|[12]${D}|0[1-9]|[1-9]| [1-9])`;
-const HOUR = `(2[0-3]|[0-1]${D}|${D})`;
-const MINUTE = `([0-5]${D}|${D})`;
-const SECOND = `(6[0-1]|[0-5]${D}|${D})`;
-
-const DATE_FORMAT = '%Y-%m-%d';
-const DATETIME_FORMAT = '%Y-%m-%d %H:%M:%S';
-const STRPTIME_REGEX: Readonly<Record<string, RegExp>> = {
-  [DATE_FORMAT]: new RegExp(`${YEAR}-${MONTH}-${DAY}`, 'iuy'),
-  [DATETIME_FORMAT]: new RegExp(`${YEAR}-${MONTH}-${DAY}${PY_SPACE}+${HOUR}:${MINUTE}:${SECOND}`, 'iuy'),
-};
-
-const DECIMAL_DIGIT = /^\p{Nd}$/u;
-
-/** The value of one Unicode decimal digit (they come in aligned runs of ten, 0 to 9). */
-function digitValue(ch: string): number {
-  const cp = ch.codePointAt(0)!;
-  let start = cp;
-  while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
-  return (cp - start) % 10;
-}
-
-/** `int(text)` for a matched group (digits, possibly after the one space `%d` allows). */
-function groupInt(text: string): number {
-  let n = 0;
-  for (const ch of text.trim()) n = n * 10 + digitValue(ch);
-  return n;
-}
-
-function daysInMonth(year: number, month: number): number {
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
-}
-
-/** `datetime.strptime(value, fmt)` with CPython 3.11's errors, for the two formats above. */
-function strptime(value: PyValue, fmt: typeof DATE_FORMAT | typeof DATETIME_FORMAT): DateTimeFields {
-  if (typeof value !== 'string') {
-    throw TypeError_(`strptime() argument 1 must be str, not ${value === null ? 'None' : typeName(value)}`);
-  }
-  const re = STRPTIME_REGEX[fmt]!;
-  re.lastIndex = 0;
-  const m = re.exec(value);
-  if (!m) throw ValueError_(`time data ${strRepr(value)} does not match format ${strRepr(fmt)}`);
-  if (m[0].length !== value.length)
-    throw ValueError_(`unconverted data remains: ${value.slice(m[0].length)}`);
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1).map((g) => groupInt(g!));
-  // `_strptime` builds a `datetime.date` first, then the datetime constructor checks the time.
-  if (year! < 1) throw ValueError_(`year ${year} is out of range`);
-  if (day! > daysInMonth(year!, month!)) throw ValueError_('day is out of range for month');
-  if (second > 59) throw ValueError_('second must be in 0..59');
-  return [year!, month!, day!, hour, minute, second, 0];
-}
-
-function compareFields(x: DateTimeFields, y: DateTimeFields): number {
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-  return 0;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 interface LongContextTables {
   watchList: PyValue;
@@ -460,7 +341,7 @@ export class TradingBotInstance implements BfclApi {
 
     // The funds check is only for a case-insensitive "buy"; the market status is never checked.
     if (strFor(orderType, 'lower').toLowerCase() === 'buy') {
-      const unitPrice = pyFloat(price);
+      const unitPrice = toFloat(price);
       const shares = toInt(amount);
       const sharesAsFloat = Number(shares);
       if (!Number.isFinite(sharesAsFloat)) {
@@ -476,7 +357,7 @@ export class TradingBotInstance implements BfclApi {
     }
 
     // The stored order has a float price and status "Open", the response says "Pending".
-    const floatPrice = pyFloat(price);
+    const floatPrice = toFloat(price);
     const orderId = this.order_counter;
     setItem(
       this.orders,
@@ -588,7 +469,7 @@ export class TradingBotInstance implements BfclApi {
     // Every stored timestamp is parsed, even when the range could not include it.
     const filtered = iterate(this.transaction_history).filter((transaction) => {
       const at = strptime(subscript(transaction, 'timestamp'), DATETIME_FORMAT);
-      return compareFields(start, at) <= 0 && compareFields(at, end) <= 0;
+      return compareDateTimes(start, at) <= 0 && compareDateTimes(at, end) <= 0;
     });
     if (this.tables) filtered.push(...iterate(this.tables.transactionHistory));
     return dictOf({ transaction_history: filtered });

@@ -6,29 +6,31 @@
  * Python value; every operation that the reference performs on them goes through the `py/ops`
  * helpers so that odd types fail with CPython's exact error text.
  */
-import { KeyError_, PyException, TypeError_, ValueError_ } from '../py/errors.js';
-import { str, strRepr } from '../py/format.js';
+
+import { DATE_FORMAT, strptime } from '../py/datetime.js';
+import { AttributeError_, PyException, TypeError_, ValueError_ } from '../py/errors.js';
+import { str } from '../py/format.js';
 import {
   add,
   contains,
+  delItem,
   getItem,
   lt,
   mul,
-  toFloat as opsToFloat,
   pyRound,
+  requireHashable,
+  setItem,
   strFor,
   sub,
+  toFloat,
   truediv,
 } from '../py/ops.js';
 import { PyRandom } from '../py/random.js';
+import { intOfDigits, pyIsDigit } from '../py/text.js';
 import {
   deepCopy,
-  dictDelete,
   dictOf,
-  dictSet,
   type PyDict,
-  type PyKey,
-  PyOpaque,
   PySet,
   PyTuple,
   type PyValue,
@@ -183,152 +185,12 @@ const SUPPORT_MESSAGE =
   'Thank you for contacting customer support. Your message has been received and we will get back to you shortly.';
 
 // ---------------------------------------------------------------------------------------------
-// Python helpers the shared py module does not have.
 
-/** `hash(v)` succeeds (the check `x in dict` / `(a, b) in dict` makes before looking anything up). */
-function requireHashable(v: PyValue): void {
-  if (v instanceof PyTuple) {
-    for (const item of v.items) requireHashable(item);
-    return;
-  }
-  if (v === null || typeof v !== 'object' || v instanceof PyOpaque) return;
-  throw TypeError_(`unhashable type: '${typeName(v)}'`);
-}
-
-/** `container[key] = value` for the dicts the reference writes into. */
-function setItem(container: PyValue, key: PyValue, value: PyValue): void {
-  if (container instanceof Map) {
-    requireHashable(key);
-    dictSet(container, key as PyKey, value);
-    return;
-  }
-  if (Array.isArray(container)) {
-    throw TypeError_(`list indices must be integers or slices, not ${typeName(key)}`);
-  }
-  throw TypeError_(`'${typeName(container)}' object does not support item assignment`);
-}
-
-const ND = /^\p{Nd}$/u;
-
-/** The value of a Unicode decimal digit (category Nd): its offset in its run of ten. */
-function decimalValue(cp: number): number {
-  let start = cp;
-  while (start > 0 && ND.test(String.fromCodePoint(start - 1))) start--;
-  return (cp - start) % 10;
-}
-
-/**
- * Code points with Numeric_Type=Digit that are not decimal (superscripts, circled digits, ...):
- * `str.isdigit()` accepts them but `int()` rejects them.
- */
-const NON_DECIMAL_DIGITS: readonly (readonly [number, number])[] = [
-  [0xb2, 0xb3],
-  [0xb9, 0xb9],
-  [0x1369, 0x1371],
-  [0x19da, 0x19da],
-  [0x2070, 0x2070],
-  [0x2074, 0x2079],
-  [0x2080, 0x2089],
-  [0x2460, 0x2468],
-  [0x2474, 0x247c],
-  [0x2488, 0x2490],
-  [0x24ea, 0x24ea],
-  [0x24f5, 0x24fd],
-  [0x24ff, 0x24ff],
-  [0x2776, 0x277e],
-  [0x2780, 0x2788],
-  [0x278a, 0x2792],
-  [0x10a40, 0x10a43],
-  [0x10e60, 0x10e68],
-  [0x11052, 0x1105a],
-  [0x1f100, 0x1f10a],
-];
-
-function isDigitChar(ch: string): boolean {
-  if (ND.test(ch)) return true;
-  const cp = ch.codePointAt(0)!;
-  return NON_DECIMAL_DIGITS.some(([lo, hi]) => cp >= lo && cp <= hi);
-}
-
-/** Python `s.isdigit()`. */
-function pyIsDigit(s: string): boolean {
-  const chars = [...s];
-  return chars.length > 0 && chars.every(isDigitChar);
-}
-
-/** Python `int(s)` for a string that `isdigit()` accepted (Unicode decimal digits work). */
-function intOfDigits(s: string): bigint {
-  let ascii = '';
-  for (const ch of s) {
-    if (!ND.test(ch)) throw ValueError_(`invalid literal for int() with base 10: ${strRepr(s)}`);
-    ascii += String(decimalValue(ch.codePointAt(0)!));
-  }
-  return BigInt(ascii);
-}
-
-/**
- * `datetime.strptime(s, '%Y-%m-%d')` as CPython 3.11's `_strptime` does it: the format's regex
- * (`\d` is any Unicode decimal digit; alternatives tried in order) must match from the start and
- * consume the whole string, then the date must exist. Every failure is a ValueError (the
- * callers catch it); a non-str argument is the C-level TypeError.
- */
-const YMD_RE = /^(\p{Nd}{4})-(1[0-2]|0[1-9]|[1-9])-(3[01]|[12]\p{Nd}|0[1-9]|[1-9]| [1-9])/iu;
-
+/** `datetime.strptime(s, '%Y-%m-%d')` as the date fields the class uses. */
 function strptimeYmd(s: PyValue): { year: number; month: number; day: number } {
-  if (typeof s !== 'string') {
-    throw TypeError_(`strptime() argument 1 must be str, not ${s === null ? 'None' : typeName(s)}`);
-  }
-  const m = YMD_RE.exec(s);
-  if (!m) throw ValueError_(`time data ${strRepr(s)} does not match format '%Y-%m-%d'`);
-  if (m[0].length !== s.length) throw ValueError_(`unconverted data remains: ${s.slice(m[0].length)}`);
-  const year = Number(intOfDigits(m[1]!));
-  const month = Number(intOfDigits(m[2]!));
-  const day = Number(intOfDigits(m[3]!.trim()));
-  if (year < 1) throw ValueError_(`year ${year} is out of range`);
-  if (day > daysInMonth(year, month)) throw ValueError_('day is out of range for month');
+  const [year, month, day] = strptime(s, DATE_FORMAT);
   return { year, month, day };
 }
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
-/**
- * Python `float(v)`. Two cases `toFloat` does not cover: an int beyond the double range raises
- * OverflowError, and strings follow CPython's parser (non-ASCII decimal digits and spaces are
- * accepted, `_` only between digits).
- */
-function pyFloat(v: PyValue): number {
-  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) {
-    throw new PyException('OverflowError', 'int too large to convert to float');
-  }
-  if (typeof v !== 'string') return opsToFloat(v);
-  // _PyUnicode_TransformDecimalAndSpaceToASCII, then strip ASCII whitespace only.
-  let ascii = '';
-  for (const ch of v) {
-    const cp = ch.codePointAt(0)!;
-    if (cp < 127) ascii += ch;
-    else if (UNICODE_SPACE.test(ch)) ascii += ' ';
-    else if (ND.test(ch)) ascii += String(decimalValue(cp));
-    else throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
-  }
-  const t = ascii.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
-  if (FLOAT_TEXT.test(t)) return Number(t.replace(/_/g, ''));
-  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(t);
-  if (special) {
-    if (special[2]!.toLowerCase() === 'nan') return Number.NaN;
-    return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-  }
-  throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
-}
-
-const DIGITPART = '[0-9](?:_?[0-9])*';
-const FLOAT_TEXT = new RegExp(
-  `^[+-]?(?:${DIGITPART}(?:\\.(?:${DIGITPART})?)?|\\.${DIGITPART})(?:[eE][+-]?${DIGITPART})?$`,
-);
-/** Non-ASCII characters for which Python's `str.isspace()` holds. */
-const UNICODE_SPACE = /^[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
 
 /** `scenario.get(key, default)` */
 function scenarioValue(config: PyDict, key: string, fallback: PyValue): PyValue {
@@ -588,14 +450,14 @@ export class TravelApi implements BfclApi {
     const cost = getItem(booking, 'travel_cost');
     const card = getItem(this.credit_card_list, cardId);
     setItem(card, 'balance', add(getItem(card, 'balance'), cost));
-    deleteItem(this.booking_record, bookingId);
+    delItem(this.booking_record, bookingId);
     return dictOf({ cancel_status: true });
   }
 
   compute_exchange_rate(base: PyValue, target: PyValue, value: PyValue): PyDict {
     for (const [currency, rate] of EXCHANGE_RATES) {
       if (pyEquals(base, 'USD') && pyEquals(target, currency)) {
-        return dictOf({ exchanged_value: pyFloat(mul(value, rate)) });
+        return dictOf({ exchanged_value: toFloat(mul(value, rate)) });
       }
       if (pyEquals(base, currency) && pyEquals(target, 'USD')) {
         return dictOf({ exchanged_value: pyRound(truediv(value, rate), 2n) });
@@ -643,7 +505,7 @@ export class TravelApi implements BfclApi {
   set_budget_limit(accessToken: PyValue, budgetLimit: PyValue): PyDict {
     const tokenError = this.tokenError(accessToken);
     if (tokenError) return dictOf({ error: tokenError });
-    const limit = pyFloat(budgetLimit);
+    const limit = toFloat(budgetLimit);
     this.budget_limit = limit;
     return dictOf({ budget_limit: limit });
   }
@@ -678,17 +540,7 @@ function iterateForDigits(v: PyValue): PyValue[] {
 /** `list(d.keys())` */
 function listKeys(d: PyValue): PyValue[] {
   if (d instanceof Map) return [...d.keys()];
-  throw new PyException('AttributeError', `'${typeName(d)}' object has no attribute 'keys'`);
-}
-
-/** `del d[key]` */
-function deleteItem(d: PyValue, key: PyValue): void {
-  if (d instanceof Map) {
-    requireHashable(key);
-    if (!dictDelete(d, key as PyKey)) throw KeyError_(key);
-    return;
-  }
-  throw TypeError_(`'${typeName(d)}' object does not support item deletion`);
+  throw AttributeError_(d, 'keys');
 }
 
 export const travelApi: ApiClass<TravelApi> = {

@@ -4,11 +4,25 @@
  * Arguments arrive as arbitrary Python values, so every operation whose outcome depends on their
  * type goes through the `py/ops` helpers; that way a wrong type fails with CPython's own text.
  */
-import { AttributeError_, TypeError_, ValueError_ } from '../py/errors.js';
+import { AttributeError_ } from '../py/errors.js';
 import { str } from '../py/format.js';
-import { add, contains, getItem, iterate, len, strFor, toInt, truthy } from '../py/ops.js';
-import type { PyDict, PyKey, PyList, PyValue } from '../py/values.js';
-import { dictGet, dictOf, dictSet, isHashableScalar, PyTuple, pyEquals, typeName } from '../py/values.js';
+import {
+  add,
+  contains,
+  dictGetOr,
+  dictValues,
+  getItem,
+  iterate,
+  len,
+  listFor,
+  listRemove,
+  setItem,
+  strFor,
+  toInt,
+  truthy,
+} from '../py/ops.js';
+import type { PyDict, PyList, PyValue } from '../py/values.js';
+import { dictOf, dictSet, pyEquals } from '../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { opt, req } from './api.js';
 
@@ -28,47 +42,6 @@ function defaultState(): PyDict {
 
 // ---------------------------------------------------------------------------------------------
 // Small Python builtins the shared py module does not provide.
-
-/** Python raises this for a list or dict used as a dict key or looked up in a dict. */
-function requireHashable(key: PyValue): PyKey {
-  if (isHashableScalar(key) || key instanceof PyTuple) return key;
-  throw TypeError_(`unhashable type: '${typeName(key)}'`);
-}
-
-/** `d.get(key, default)` */
-function dictGetOr(d: PyValue, key: PyValue, fallback: PyValue): PyValue {
-  if (!(d instanceof Map)) throw AttributeError_(d, 'get');
-  const v = dictGet(d, requireHashable(key));
-  return v === undefined ? fallback : v;
-}
-
-/** `container[key] = value` for dicts (the only containers the reference assigns into). */
-function setItem(container: PyValue, key: PyValue, value: PyValue): void {
-  if (!(container instanceof Map)) {
-    throw TypeError_(`'${typeName(container)}' object does not support item assignment`);
-  }
-  dictSet(container, requireHashable(key), value);
-}
-
-/** The list behind `x.append(...)` / `x.remove(...)` / `x.extend(...)`, or the AttributeError. */
-function listFor(v: PyValue, method: string): PyList {
-  if (!Array.isArray(v)) throw AttributeError_(v, method);
-  return v;
-}
-
-/** `list.remove(x)`: drops the first element equal to x. */
-function listRemove(list: PyValue, item: PyValue): void {
-  const items = listFor(list, 'remove');
-  const i = items.findIndex((x) => pyEquals(x, item));
-  if (i < 0) throw ValueError_('list.remove(x): x not in list');
-  items.splice(i, 1);
-}
-
-/** `dict.values()` */
-function dictValues(d: PyValue): PyValue[] {
-  if (!(d instanceof Map)) throw AttributeError_(d, 'values');
-  return [...d.values()];
-}
 
 /** Python's `str.lower()` (JavaScript applies the same Unicode case mappings). */
 function lower(v: PyValue): string {

@@ -7,8 +7,7 @@
  * with CPython's exact error text. Several methods assign state before an operation that can
  * raise; that order is kept, because the partial update is observable.
  */
-import { PyException, TypeError_, ValueError_ } from '../py/errors.js';
-import { strRepr } from '../py/format.js';
+import { TypeError_ } from '../py/errors.js';
 import {
   add,
   getItem,
@@ -18,24 +17,15 @@ import {
   lt,
   mod,
   mul,
-  toFloat as opsToFloat,
+  setItem,
   sub,
+  toFloat,
   truediv,
   truthy,
 } from '../py/ops.js';
 import { PyRandom } from '../py/random.js';
-import {
-  deepCopy,
-  dictOf,
-  dictSet,
-  type PyDict,
-  type PyKey,
-  PyOpaque,
-  PyTuple,
-  type PyValue,
-  pyEquals,
-  typeName,
-} from '../py/values.js';
+import { joinStrings } from '../py/text.js';
+import { deepCopy, dictOf, type PyDict, type PyValue, pyEquals, typeName } from '../py/values.js';
 import { type ApiClass, type BfclApi, longContextConstant, opt, req, type ScenarioContext } from './api.js';
 
 const DEFAULT_RANDOM_SEED = 141053n;
@@ -116,65 +106,9 @@ interface LongContextData {
   readonly weather: PyDict;
 }
 
-/** `d[key] = value` for the door dict. */
-function setItem(container: PyValue, key: PyValue, value: PyValue): void {
-  if (container instanceof Map) {
-    if (!(key === null || typeof key !== 'object' || key instanceof PyTuple || key instanceof PyOpaque)) {
-      throw TypeError_(`unhashable type: '${typeName(key)}'`);
-    }
-    dictSet(container, key as PyKey, value);
-    return;
-  }
-  throw TypeError_(`'${typeName(container)}' object does not support item assignment`);
-}
-
 /** Python's chained `lo <= x <= hi` (the second comparison only runs when the first holds). */
 function between(lo: PyValue, x: PyValue, hi: PyValue): boolean {
   return le(lo, x) && le(x, hi);
-}
-
-/**
- * Python `float(v)`. Two cases `toFloat` does not cover: an int beyond the double range raises
- * OverflowError, and strings follow CPython's parser (non-ASCII decimal digits and spaces are
- * accepted, `_` only between digits).
- */
-function pyFloat(v: PyValue): number {
-  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) {
-    throw new PyException('OverflowError', 'int too large to convert to float');
-  }
-  if (typeof v !== 'string') return opsToFloat(v);
-  // _PyUnicode_TransformDecimalAndSpaceToASCII, then strip ASCII whitespace only.
-  let ascii = '';
-  for (const ch of v) {
-    const cp = ch.codePointAt(0)!;
-    if (cp < 127) ascii += ch;
-    else if (UNICODE_SPACE.test(ch)) ascii += ' ';
-    else if (ND_CHAR.test(ch)) ascii += String(ndValue(cp));
-    else throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
-  }
-  const t = ascii.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
-  if (FLOAT_TEXT.test(t)) return Number(t.replace(/_/g, ''));
-  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(t);
-  if (special) {
-    if (special[2]!.toLowerCase() === 'nan') return Number.NaN;
-    return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-  }
-  throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
-}
-
-const DIGITPART = '[0-9](?:_?[0-9])*';
-const FLOAT_TEXT = new RegExp(
-  `^[+-]?(?:${DIGITPART}(?:\\.(?:${DIGITPART})?)?|\\.${DIGITPART})(?:[eE][+-]?${DIGITPART})?$`,
-);
-/** Non-ASCII characters for which Python's `str.isspace()` holds. */
-const UNICODE_SPACE = /^[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
-const ND_CHAR = /^\p{Nd}$/u;
-
-/** The value of a Unicode decimal digit (category Nd): its offset in its run of ten. */
-function ndValue(cp: number): number {
-  let start = cp;
-  while (start > 0 && ND_CHAR.test(String.fromCodePoint(start - 1))) start--;
-  return (cp - start) % 10;
 }
 
 /** `scenario.get(key, default)` */
@@ -260,7 +194,7 @@ export class VehicleControl implements BfclApi {
       return dictOf({
         error:
           'All doors must be locked before starting the engine. Here are the unlocked doors: ' +
-          joinStrings(unlocked),
+          joinStrings(', ', unlocked),
       });
     }
     if (!pyEquals(this.get('brakePedalStatus'), 'pressed')) {
@@ -418,7 +352,7 @@ export class VehicleControl implements BfclApi {
     const force = mul(position, 1000n);
     this.set('brakePedalStatus', 'pressed');
     this.brakePedalForce = force;
-    return dictOf({ brakePedalStatus: 'pressed', brakePedalForce: pyFloat(force) });
+    return dictOf({ brakePedalStatus: 'pressed', brakePedalForce: toFloat(force) });
   }
 
   releaseBrakePedal(): PyDict {
@@ -429,8 +363,8 @@ export class VehicleControl implements BfclApi {
 
   setCruiseControl(speedArg: PyValue, activate: PyValue, distanceArg: PyValue): PyDict {
     // Converted in this order, before any check.
-    const distance = pyFloat(distanceArg);
-    const speed = pyFloat(speedArg);
+    const distance = toFloat(distanceArg);
+    const speed = toFloat(speedArg);
     if (pyEquals(this.get('engine_state'), 'stopped')) {
       return dictOf({ error: 'Start the engine before activating the cruise control.' });
     }
@@ -487,16 +421,6 @@ export class VehicleControl implements BfclApi {
 /** A Python default for an optional parameter that was not passed (an explicit `None` stays). */
 function orDefault(v: PyValue | undefined, fallback: PyValue): PyValue {
   return v === undefined ? fallback : v;
-}
-
-/** `", ".join(items)` */
-function joinStrings(items: PyValue[]): string {
-  items.forEach((item, i) => {
-    if (typeof item !== 'string') {
-      throw TypeError_(`sequence item ${i}: expected str instance, ${typeName(item)} found`);
-    }
-  });
-  return items.join(', ');
 }
 
 export const vehicleControl: ApiClass<VehicleControl> = {

@@ -784,7 +784,12 @@ export function literalValue(e: Expr): PyValue | undefined {
       for (const [ke, ve] of e.entries) {
         const k = literalValue(ke);
         const v = literalValue(ve);
-        if (k === undefined || v === undefined || (k !== null && typeof k === 'object' && !(k instanceof PyTuple))) return undefined;
+        if (
+          k === undefined ||
+          v === undefined ||
+          (k !== null && typeof k === 'object' && !(k instanceof PyTuple))
+        )
+          return undefined;
         dictSet(d, k as PyKey, v);
       }
       return d;

@@ -13,8 +13,20 @@ import {
   ZeroDivisionError_,
 } from './errors.js';
 import { repr, strRepr } from './format.js';
-import type { PyDict, PyKey, PyValue } from './values.js';
-import { dictGet, findKey, isHashableScalar, PySet, PyTuple, pyEquals, typeName } from './values.js';
+import { compareCodePoints, decimalValue, isDecimalChar, UNICODE_SPACE } from './text.js';
+import type { PyDict, PyKey, PyList, PyValue } from './values.js';
+import {
+  dictDelete,
+  dictGet,
+  dictSet,
+  findKey,
+  isHashableScalar,
+  PyOpaque,
+  PySet,
+  PyTuple,
+  pyEquals,
+  typeName,
+} from './values.js';
 
 type Num = bigint | number;
 
@@ -188,7 +200,7 @@ export function compare(op: CmpOp, a: PyValue, b: PyValue): boolean {
       op,
       n[0] < n[1] ? -1 : n[0] > n[1] ? 1 : n[0] === n[1] || toF(n[0]) === toF(n[1]) ? 0 : Number.NaN,
     );
-  if (typeof a === 'string' && typeof b === 'string') return cmpResult(op, a < b ? -1 : a > b ? 1 : 0);
+  if (typeof a === 'string' && typeof b === 'string') return cmpResult(op, compareCodePoints(a, b));
   if ((Array.isArray(a) && Array.isArray(b)) || (a instanceof PyTuple && b instanceof PyTuple)) {
     const xs = Array.isArray(a) ? a : (a as PyTuple).items;
     const ys = Array.isArray(b) ? b : (b as PyTuple).items;
@@ -259,8 +271,73 @@ export function contains(container: PyValue, item: PyValue): boolean {
   throw TypeError_(`argument of type '${typeName(container)}' is not iterable`);
 }
 
-function requireHashable(v: PyValue): void {
-  if (!isHashableScalar(v) && !(v instanceof PyTuple)) throw TypeError_(`unhashable type: '${typeName(v)}'`);
+/** The value as a dict key, or Python's `unhashable type` TypeError (tuples are checked inside). */
+export function requireHashable(v: PyValue): PyKey {
+  if (v instanceof PyTuple) {
+    for (const item of v.items) requireHashable(item);
+    return v;
+  }
+  if (isHashableScalar(v) || v instanceof PyOpaque) return v as PyKey;
+  throw TypeError_(`unhashable type: '${typeName(v)}'`);
+}
+
+/** `container[key] = value` */
+export function setItem(container: PyValue, key: PyValue, value: PyValue): void {
+  if (container instanceof Map) {
+    dictSet(container, requireHashable(key), value);
+    return;
+  }
+  if (Array.isArray(container)) {
+    const i = asNumber(key);
+    if (i === undefined || typeof i === 'number') {
+      throw TypeError_(`list indices must be integers or slices, not ${typeName(key)}`);
+    }
+    const idx = Number(i) < 0 ? container.length + Number(i) : Number(i);
+    if (idx < 0 || idx >= container.length) throw IndexError_('list assignment index out of range');
+    container[idx] = value;
+    return;
+  }
+  throw TypeError_(`'${typeName(container)}' object does not support item assignment`);
+}
+
+/** `del d[key]` for dicts */
+export function delItem(d: PyValue, key: PyValue): void {
+  if (!(d instanceof Map)) throw TypeError_(`'${typeName(d)}' object does not support item deletion`);
+  const k = requireHashable(key);
+  if (!dictDelete(d, k)) throw KeyError_(key);
+}
+
+/** `d.get(key, fallback)` */
+export function dictGetOr(d: PyValue, key: PyValue, fallback: PyValue): PyValue {
+  if (!(d instanceof Map)) throw AttributeError_(d, 'get');
+  const v = dictGet(d, requireHashable(key));
+  return v === undefined ? fallback : v;
+}
+
+/** `d.values()` as a list */
+export function dictValues(d: PyValue): PyValue[] {
+  if (!(d instanceof Map)) throw AttributeError_(d, 'values');
+  return [...d.values()];
+}
+
+/** `d.copy()` (shallow) */
+export function dictCopy(d: PyValue): PyDict {
+  if (!(d instanceof Map)) throw AttributeError_(d, 'copy');
+  return new Map(d);
+}
+
+/** The list behind a list-method call such as `x.append(...)`, or Python's AttributeError. */
+export function listFor(v: PyValue, method: string): PyList {
+  if (!Array.isArray(v)) throw AttributeError_(v, method);
+  return v;
+}
+
+/** `list.remove(item)` */
+export function listRemove(list: PyValue, item: PyValue): void {
+  const items = listFor(list, 'remove');
+  const i = items.findIndex((x) => pyEquals(x, item));
+  if (i < 0) throw ValueError_('list.remove(x): x not in list');
+  items.splice(i, 1);
 }
 
 /** `len(v)` as a JS number (wrap with BigInt when the result is a Python int in output). */
@@ -311,21 +388,42 @@ export function strFor(v: PyValue, method: string): string {
   return v;
 }
 
-/** Python `float(x)`. */
+/**
+ * Python `float(x)`: an int beyond the double range raises OverflowError; strings follow
+ * CPython's parser (non-ASCII decimal digits and spaces accepted, `_` only between digits).
+ */
 export function toFloat(v: PyValue): number {
+  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) {
+    throw new PyException('OverflowError', 'int too large to convert to float');
+  }
   const n = asNumber(v);
   if (n !== undefined) return toF(n);
-  if (typeof v === 'string') {
-    const t = v.trim().replace(/_/g, '');
-    const lower = t.toLowerCase();
-    if (/^[+-]?(inf|infinity)$/.test(lower))
-      return lower.startsWith('-') ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-    if (/^[+-]?nan$/.test(lower)) return Number.NaN;
-    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return Number(t);
-    throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
+  if (typeof v !== 'string') {
+    throw TypeError_(`float() argument must be a string or a real number, not '${typeName(v)}'`);
   }
-  throw TypeError_(`float() argument must be a string or a real number, not '${typeName(v)}'`);
+  // _PyUnicode_TransformDecimalAndSpaceToASCII, then strip ASCII whitespace only.
+  let ascii = '';
+  for (const ch of v) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 127) ascii += ch;
+    else if (UNICODE_SPACE.test(ch)) ascii += ' ';
+    else if (isDecimalChar(ch)) ascii += String(decimalValue(cp));
+    else throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
+  }
+  const t = ascii.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
+  if (FLOAT_TEXT.test(t)) return Number(t.replace(/_/g, ''));
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(t);
+  if (special) {
+    if (special[2]!.toLowerCase() === 'nan') return Number.NaN;
+    return special[1] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  }
+  throw ValueError_(`could not convert string to float: ${strRepr(v)}`);
 }
+
+const DIGITPART = '[0-9](?:_?[0-9])*';
+const FLOAT_TEXT = new RegExp(
+  `^[+-]?(?:${DIGITPART}(?:\\.(?:${DIGITPART})?)?|\\.${DIGITPART})(?:[eE][+-]?${DIGITPART})?$`,
+);
 
 /** Python `int(x)` (truncates floats; parses base-10 strings). */
 export function toInt(v: PyValue): bigint {
