@@ -148,3 +148,39 @@ describe('Python value formatting', () => {
     expect(formatFixed(2.5, 0)).toBe('2');
   });
 });
+
+describe('float repr agrees with the exponent-based formatting on both sides of every boundary', () => {
+  it('matches a slow reference implementation on many doubles', () => {
+    const slow = (x: number) => {
+      const [mant, e] = Math.abs(x).toExponential().split('e') as [string, string];
+      const exp = Number(e);
+      const digits = mant.replace('.', '');
+      const sign = x < 0 ? '-' : '';
+      if (exp >= -4 && exp < 16) {
+        if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+        if (digits.length <= exp + 1) return `${sign}${digits}${'0'.repeat(exp + 1 - digits.length)}.0`;
+        return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+      }
+      const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+      return `${sign}${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+    };
+    const xs = [
+      1e-4,
+      9.999999999999999e-5,
+      1e16,
+      9999999999999998,
+      0.5,
+      123.456,
+      -2.5e-3,
+      1 / 3,
+      2 ** 53,
+      1e15 + 0.3,
+    ];
+    let seed = 7;
+    for (let i = 0; i < 5000; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      xs.push((seed / 2 ** 31 - 0.5) * 10 ** ((seed % 40) - 20));
+    }
+    for (const x of xs) expect(floatRepr(x), String(x)).toBe(slow(x));
+  });
+});

@@ -129,9 +129,11 @@ function complexPart(x: number): string {
 }
 
 /**
- * `base ** exponent`. On top of the shared `pow`: float_pow's special cases for inf/nan, and
- * a negative float base with a fractional exponent, which CPython hands to complex pow
- * (`(-8) ** (1/3)` is `(1.0000000000000002+1.7320508075688772j)`).
+ * `base ** exponent`, following CPython's int/float pow: ints stay exact for a non-negative
+ * int exponent; everything else is float_pow, whose special cases (inf, nan, zero, negative
+ * bases) are spelled out here, with a correctly rounded pow like glibc's (V8's `**` is not:
+ * it gives `10 ** -5 == 9.999999999999999e-06`). A negative base with a fractional exponent
+ * goes to complex pow (`(-8) ** (1/3)` is `(1.0000000000000002+1.7320508075688772j)`).
  */
 function pyPow(a: PyValue, b: PyValue): PyValue {
   guardMixed(a, b);
@@ -142,6 +144,7 @@ function pyPow(a: PyValue, b: PyValue): PyValue {
   // int operands are converted to float first (OverflowError for huge ints).
   const iv = typeof a === 'number' ? a : intToFloat(intLike(a)!);
   const iw = typeof b === 'number' ? b : intToFloat(intLike(b)!);
+  const wIsOdd = Math.abs(iw) % 2 === 1;
   if (iw === 0) return 1;
   if (Number.isNaN(iv)) return iv;
   if (Number.isNaN(iw)) return iv === 1 ? 1 : iw;
@@ -150,20 +153,41 @@ function pyPow(a: PyValue, b: PyValue): PyValue {
     if (m === 1) return 1;
     return iw > 0 === m > 1 ? Math.abs(iw) : 0;
   }
-  if (iv < 0 && Number.isFinite(iv) && iw !== Math.floor(iw)) {
-    // complex pow: |a|**w * (cos(pi*w) + i sin(pi*w))
-    const magnitude = Math.abs(iv) ** iw;
-    const phase = Math.atan2(0, iv) * iw;
-    const re = magnitude * Math.cos(phase);
-    const im = magnitude * Math.sin(phase);
-    if (!Number.isFinite(re) || !Number.isFinite(im)) throw OverflowError_('complex exponentiation');
-    const imText = complexPart(im);
-    const body = `${complexPart(re)}${imText.startsWith('-') ? '' : '+'}${imText}j`;
-    return new PyOpaque('complex', re === 0 && !Object.is(re, -0) ? `${imText}j` : `(${body})`);
+  if (!Number.isFinite(iv)) {
+    if (iw > 0) return wIsOdd ? iv : Math.abs(iv);
+    return wIsOdd ? (iv < 0 ? -0 : 0) : 0;
   }
-  if (iv === 1) return 1;
-  if (iv === -1 && Number.isFinite(iw)) return Math.abs(iw % 2) === 1 ? -1 : 1;
-  return pow(a, b);
+  if (iv === 0) {
+    if (iw < 0) throw ZeroDivisionError_('0.0 cannot be raised to a negative power');
+    return wIsOdd ? iv : 0;
+  }
+  let base = iv;
+  let negate = false;
+  if (iv < 0) {
+    if (iw !== Math.floor(iw)) return complexPowOfNegative(iv, iw);
+    base = -iv;
+    negate = wIsOdd;
+  }
+  if (base === 1) return negate ? -1 : 1;
+  const r = correctlyRoundedPow(base, iw);
+  if (!Number.isFinite(r)) throw OverflowError_("(34, 'Numerical result out of range')");
+  return negate ? -r : r;
+}
+
+/**
+ * CPython's `_Py_c_pow` for a negative real base: |a|**w * (cos(phase) + i sin(phase)) with
+ * phase = atan2(0, a) * w = pi * w in doubles; the result only shows through its repr.
+ */
+function complexPowOfNegative(iv: number, iw: number): PyOpaque {
+  const magnitude = correctlyRoundedPow(-iv, iw);
+  const phase = Math.PI * iw;
+  const [cos, sin] = correctlyRoundedCosSin(phase);
+  const re = magnitude * cos;
+  const im = magnitude * sin;
+  if (!Number.isFinite(re) || !Number.isFinite(im)) throw OverflowError_('complex exponentiation');
+  const imText = complexPart(im);
+  if (re === 0 && !Object.is(re, -0)) return new PyOpaque('complex', `${imText}j`);
+  return new PyOpaque('complex', `(${complexPart(re)}${imText.startsWith('-') ? '' : '+'}${imText}j)`);
 }
 
 /** `sum(numbers)`: naive left-to-right, starting from the int 0 (Python 3.11). */
@@ -426,6 +450,129 @@ function atanFixed(man: bigint, exp: number, F: number): bigint {
   // For x > 1: atan(x) = pi/2 - atan(1/x).
   const a = x > one ? (piFixed(G) >> 1n) - euler((one * one) / x) : euler(x);
   return a >> BigInt(G - F);
+}
+
+// ---- correctly rounded double results (what glibc's pow, cos and sin return) ----------------
+
+/** The double nearest to man * 2^exp (half to even), subnormals included; Infinity past the range. */
+function scaledToDouble(man: bigint, exp: number): number {
+  if (man === 0n) return 0;
+  const top = exp + bitLength(man);
+  if (top > 1025) return Number.POSITIVE_INFINITY;
+  const grid = Math.max(top - 53, -1074);
+  let r: bigint;
+  if (exp >= grid) {
+    r = man << BigInt(exp - grid);
+  } else {
+    const sh = BigInt(grid - exp);
+    r = man >> sh;
+    const rem = man - (r << sh);
+    const half = 1n << (sh - 1n);
+    if (rem > half || (rem === half && (r & 1n) === 1n)) r += 1n;
+  }
+  return Number(r) * 2 ** grid;
+}
+
+/** Signed fixed-point value v * 2^-F to the nearest double. */
+function fixedToDouble(v: bigint, F: number): number {
+  return v < 0n ? -scaledToDouble(-v, -F) : scaledToDouble(v, -F);
+}
+
+/** exp(r) * 2^F for a fixed-point |r| < 1 (r given at F bits). */
+function expFixedSmall(r: bigint, F: number): bigint {
+  const one = 1n << BigInt(F);
+  let sum = one;
+  let term = one;
+  for (let i = 1n; term !== 0n; i++) {
+    term = (term * r) / (i << BigInt(F));
+    sum += term;
+  }
+  return sum;
+}
+
+/** x ** y for a finite x > 0, x != 1 and a finite y != 0, correctly rounded. */
+function correctlyRoundedPow(x: number, y: number): number {
+  const xm = mpfFromFloat(x) as NumMpf;
+  if (Number.isInteger(y) && Math.abs(y) <= 2048) {
+    // Exact: man^n * 2^(exp*n), or its reciprocal.
+    const n = Math.abs(y);
+    const p = xm.man ** BigInt(n);
+    if (y > 0) return scaledToDouble(p, xm.exp * n);
+    const shift = Math.max(0, bitLength(p) + 60);
+    const num = 1n << BigInt(shift);
+    const q = num / p;
+    const sticky = num % p === 0n ? 0n : 1n;
+    return scaledToDouble((q << 1n) | sticky, -xm.exp * n - shift - 1);
+  }
+  const tApprox = y * Math.log(x);
+  if (tApprox > 1000) return Number.POSITIVE_INFINITY;
+  if (tApprox < -1000) return 0;
+  const ym = mpfFromFloat(Math.abs(y)) as NumMpf;
+  const k = Math.round(tApprox / Math.LN2);
+  let estimate = 0;
+  for (let W = 96; W <= 4096; W *= 2) {
+    // t = y * ln(x) at FW bits, then exp(t) = exp(t - k ln2) * 2^k.
+    const FW = W + 16;
+    const FL = FW + Math.max(0, bitLength(ym.man) + ym.exp) + 8;
+    const sh = ym.exp - FL + FW;
+    let t = lnFixed(xm.man, xm.exp, FL) * ym.man;
+    t = sh >= 0 ? t << BigInt(sh) : t >> BigInt(-sh);
+    if (y < 0) t = -t;
+    const e = expFixedSmall(t - BigInt(k) * ln2Fixed(FW), FW);
+    const delta = 1n << BigInt(FW - W);
+    const lo = scaledToDouble(e - delta, k - FW);
+    estimate = scaledToDouble(e, k - FW);
+    if (lo === scaledToDouble(e + delta, k - FW)) return lo;
+  }
+  return estimate;
+}
+
+/** [cos(x), sin(x)] * 2^F for a double x, after reduction modulo pi/2. */
+function cosSinFixed(x: number, F: number): [bigint, bigint] {
+  const xm = mpfFromFloat(Math.abs(x)) as NumMpf;
+  const G = F + Math.max(0, xm.exp + bitLength(xm.man)) + 16;
+  const g = BigInt(G);
+  const halfPi = piFixed(G) >> 1n;
+  const sh = xm.exp + G;
+  const X = sh >= 0 ? xm.man << BigInt(sh) : xm.man >> BigInt(-sh);
+  const q = (2n * X + halfPi) / (2n * halfPi);
+  const r = X - q * halfPi;
+  const r2 = (r * r) >> g;
+  let c = 1n << g;
+  let s = r;
+  let termC = c;
+  let termS = r;
+  for (let i = 1n; termC !== 0n || termS !== 0n; i++) {
+    termC = -(termC * r2) / (((2n * i - 1n) * (2n * i)) << g);
+    termS = -(termS * r2) / ((2n * i * (2n * i + 1n)) << g);
+    c += termC;
+    s += termS;
+  }
+  const quadrant = Number(q % 4n);
+  let [cos, sin] = [
+    [c, s],
+    [-s, c],
+    [-c, -s],
+    [s, -c],
+  ][quadrant]! as [bigint, bigint];
+  if (x < 0) sin = -sin;
+  const down = BigInt(G - F);
+  cos >>= down;
+  sin >>= down;
+  return [cos, sin];
+}
+
+/** Correctly rounded [cos(x), sin(x)] (glibc's are; V8's fdlibm ports are not always). */
+function correctlyRoundedCosSin(x: number): [number, number] {
+  if (x === 0) return [1, x];
+  const settle = (pick: 0 | 1): number => {
+    for (let F = 96; ; F *= 2) {
+      const v = cosSinFixed(x, F)[pick];
+      const lo = fixedToDouble(v - 8n, F);
+      if (lo === fixedToDouble(v + 8n, F) || F > 8192) return lo;
+    }
+  };
+  return [settle(0), settle(1)];
 }
 
 /**

@@ -11,6 +11,12 @@ export function floatRepr(x: number): string {
   if (x === Number.POSITIVE_INFINITY) return 'inf';
   if (x === Number.NEGATIVE_INFINITY) return '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const ax = Math.abs(x);
+  if (ax >= 1e-4 && ax < 1e16) {
+    // Fast path: in this range JavaScript also writes the shortest digits in fixed notation.
+    const s = String(x);
+    return s.includes('.') ? s : `${s}.0`;
+  }
   const sign = x < 0 ? '-' : '';
   const [mant, expText] = Math.abs(x).toExponential().split('e') as [string, string];
   const exp = Number(expText);
@@ -102,25 +108,40 @@ export class NotJsonSerializable extends Error {}
  * repr form with `NaN`/`Infinity`, int/float/bool/None keys turned into strings.
  */
 export function jsonDumps(v: PyValue): string {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'boolean':
-      return v ? 'true' : 'false';
-    case 'bigint':
-      return v.toString();
-    case 'number':
-      return jsonFloat(v);
-    case 'string':
-      return jsonString(v);
+  const out: string[] = [];
+  dumpInto(v, out);
+  return out.join('');
+}
+
+// Appends to one array instead of concatenating per level: long-context results hold lists of
+// thousands of floats.
+function dumpInto(v: PyValue, out: string[]): void {
+  if (v === null) out.push('null');
+  else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
+  else if (typeof v === 'bigint') out.push(v.toString());
+  else if (typeof v === 'number') out.push(jsonFloat(v));
+  else if (typeof v === 'string') out.push(jsonString(v));
+  else if (Array.isArray(v) || v instanceof PyTuple) {
+    const items = Array.isArray(v) ? v : v.items;
+    out.push('[');
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) out.push(', ');
+      dumpInto(items[i]!, out);
+    }
+    out.push(']');
+  } else if (v instanceof Map) {
+    out.push('{');
+    let first = true;
+    for (const [k, val] of v) {
+      if (!first) out.push(', ');
+      first = false;
+      out.push(jsonString(jsonKey(k)), ': ');
+      dumpInto(val, out);
+    }
+    out.push('}');
+  } else {
+    throw new NotJsonSerializable(`Object of type ${typeName(v)} is not JSON serializable`);
   }
-  if (Array.isArray(v)) return `[${v.map(jsonDumps).join(', ')}]`;
-  if (v instanceof PyTuple) return `[${v.items.map(jsonDumps).join(', ')}]`;
-  if (v instanceof Map) {
-    const parts: string[] = [];
-    for (const [k, val] of v) parts.push(`${jsonString(jsonKey(k))}: ${jsonDumps(val)}`);
-    return `{${parts.join(', ')}}`;
-  }
-  throw new NotJsonSerializable(`Object of type ${typeName(v)} is not JSON serializable`);
 }
 
 function jsonFloat(x: number): string {
@@ -140,7 +161,10 @@ function jsonKey(k: PyKey): string {
 }
 
 /** A JSON string literal with Python's ensure_ascii escaping. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 export function jsonString(s: string): string {
+  if (PLAIN_ASCII.test(s)) return `"${s}"`;
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
