@@ -59,6 +59,11 @@ data
     if (report.failed.length > 0) {
       for (const f of report.failed) console.error(`  ${f.path}: ${f.reason}`);
       console.error('Files that did verify are kept; run the same command again to retry the rest.');
+      if (report.failed.every((f) => f.reason.startsWith('cannot reach'))) {
+        console.error(
+          `No network route to the file host? Point --data-dir DIR or $${DATA_DIR_ENV} at a local copy of the data instead.`,
+        );
+      }
       process.exitCode = 1;
     }
   });

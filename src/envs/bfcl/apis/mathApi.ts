@@ -51,7 +51,23 @@ function catchTypeError(message: string, body: () => PyValue): PyValue {
   }
 }
 
-const result = (v: PyValue): PyDict => dictOf({ result: v });
+/** CPython 3.11's default `sys.get_int_max_str_digits()`. */
+const INT_MAX_STR_DIGITS = 4300;
+
+/**
+ * The `{"result": v}` dict. An int result with more than 4300 digits cannot be printed: the
+ * executor's json.dumps and its str() fallback both raise ValueError, so the call reads as this
+ * error (`power(10, 5000)`).
+ */
+function result(v: PyValue): PyDict {
+  if (typeof v === 'bigint' && (v < 0n ? -v : v).toString().length > INT_MAX_STR_DIGITS) {
+    throw ValueError_(
+      `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion; ` +
+        'use sys.set_int_max_str_digits() to increase the limit',
+    );
+  }
+  return dictOf({ result: v });
+}
 
 // =============================================================================================
 // Python arithmetic details the shared `ops` leave out.
@@ -117,7 +133,7 @@ function pyTrueDiv(a: PyValue, b: PyValue): PyValue {
   const den = shift >= 0 ? d : d << BigInt(-shift);
   const q = num / den;
   const sticky = num % den === 0n ? 0n : 1n;
-  const r = Number((q << 1n) | sticky) * 2 ** -(shift + 1);
+  const r = scaledToDouble((q << 1n) | sticky, -(shift + 1));
   if (!Number.isFinite(r)) throw OverflowError_('integer division result too large for a float');
   return negative ? -r : r;
 }
@@ -131,7 +147,7 @@ function complexPart(x: number): string {
 /**
  * `base ** exponent`, following CPython's int/float pow: ints stay exact for a non-negative
  * int exponent; everything else is float_pow, whose special cases (inf, nan, zero, negative
- * bases) are spelled out here, with a correctly rounded pow like glibc's (V8's `**` is not:
+ * bases) are spelled out here, with glibc's own pow algorithm (V8's `**` differs from it:
  * it gives `10 ** -5 == 9.999999999999999e-06`). A negative base with a fractional exponent
  * goes to complex pow (`(-8) ** (1/3)` is `(1.0000000000000002+1.7320508075688772j)`).
  */
@@ -169,7 +185,7 @@ function pyPow(a: PyValue, b: PyValue): PyValue {
     negate = wIsOdd;
   }
   if (base === 1) return negate ? -1 : 1;
-  const r = correctlyRoundedPow(base, iw);
+  const r = glibcPow(base, iw);
   if (!Number.isFinite(r)) throw OverflowError_("(34, 'Numerical result out of range')");
   return negate ? -r : r;
 }
@@ -179,7 +195,7 @@ function pyPow(a: PyValue, b: PyValue): PyValue {
  * phase = atan2(0, a) * w = pi * w in doubles; the result only shows through its repr.
  */
 function complexPowOfNegative(iv: number, iw: number): PyOpaque {
-  const magnitude = correctlyRoundedPow(-iv, iw);
+  const magnitude = glibcPow(-iv, iw);
   const phase = Math.PI * iw;
   const [cos, sin] = correctlyRoundedCosSin(phase);
   const re = magnitude * cos;
@@ -216,6 +232,15 @@ type Mpf =
 
 type NumMpf = Extract<Mpf, { kind: 'num' }>;
 
+/** mpmath's rounding modes in use: to nearest (ties to even) and toward zero. */
+type Rounding = 'n' | 'd';
+/**
+ * mpmath's `round_fast` is round-down (toward zero), and it is the default of the low-level
+ * helpers: every internal step that mpmath calls without a rounding argument (the sums in
+ * complex division and log_hypot, atan2's inner quotient, atan and pi) truncates.
+ */
+const ROUND_FAST: Rounding = 'd';
+
 /** An mpmath `mpc` (only ever produced by a log of a negative or complex argument). */
 interface Mpc {
   readonly re: Mpf;
@@ -228,7 +253,7 @@ const INF: Mpf = { kind: 'inf', neg: false };
 const NINF: Mpf = { kind: 'inf', neg: true };
 
 /** Precisions beyond this many bits would take minutes with the series used here. */
-const MAX_WORKING_BITS = 1 << 17;
+const MAX_WORKING_BITS = 1 << 18;
 
 function bitLength(n: bigint): number {
   const m = n < 0n ? -n : n;
@@ -242,10 +267,10 @@ function trailingZeros(n: bigint): number {
 }
 
 /**
- * `normalize`: the value man * 2^exp rounded to `prec` bits, half to even (mpmath's default
- * rounding); prec 0 keeps it exact.
+ * `normalize`: the value man * 2^exp rounded to `prec` bits, half to even (the context
+ * rounding) or toward zero; prec 0 keeps it exact.
  */
-function makeMpf(neg: boolean, man: bigint, exp: number, prec: number): Mpf {
+function makeMpf(neg: boolean, man: bigint, exp: number, prec: number, rnd: Rounding = 'n'): Mpf {
   if (man === 0n) return ZERO;
   let m = man;
   let e = exp;
@@ -260,7 +285,7 @@ function makeMpf(neg: boolean, man: bigint, exp: number, prec: number): Mpf {
     let q = m >> shift;
     const r = m - (q << shift);
     const half = 1n << (shift - 1n);
-    if (r > half || (r === half && (q & 1n) === 1n)) q += 1n;
+    if (rnd === 'n' && (r > half || (r === half && (q & 1n) === 1n))) q += 1n;
     m = q;
     e += bl - prec;
   }
@@ -310,8 +335,8 @@ function mpfShift(x: Mpf, n: number): Mpf {
 }
 
 /** `mpf_pos`: round to `prec`. */
-function mpfRound(x: Mpf, prec: number): Mpf {
-  return x.kind === 'num' ? makeMpf(x.neg, x.man, x.exp, prec) : x;
+function mpfRound(x: Mpf, prec: number, rnd: Rounding = 'n'): Mpf {
+  return x.kind === 'num' ? makeMpf(x.neg, x.man, x.exp, prec, rnd) : x;
 }
 
 function mpfMul(a: Mpf, b: Mpf, prec = 0): Mpf {
@@ -327,27 +352,27 @@ function mpfMul(a: Mpf, b: Mpf, prec = 0): Mpf {
 }
 
 /** `mpf_add`: exact sum rounded once (mpmath's perturbation trick gives the same result). */
-function mpfAdd(a: Mpf, b: Mpf, prec = 0): Mpf {
+function mpfAdd(a: Mpf, b: Mpf, prec = 0, rnd: Rounding = 'n'): Mpf {
   if (a.kind === 'num' && b.kind === 'num') {
     const e = Math.min(a.exp, b.exp);
     const va = (a.neg ? -a.man : a.man) << BigInt(a.exp - e);
     const vb = (b.neg ? -b.man : b.man) << BigInt(b.exp - e);
-    return makeMpf(false, va + vb, e, prec);
+    return makeMpf(false, va + vb, e, prec, rnd);
   }
   if (a.kind === 'inf' || a.kind === 'nan') {
     return mpfEquals(a, b) || b.kind === 'num' || b.kind === 'zero' ? a : NAN;
   }
-  if (a.kind === 'zero') return b.kind === 'num' ? mpfRound(b, prec) : b;
+  if (a.kind === 'zero') return b.kind === 'num' ? mpfRound(b, prec, rnd) : b;
   if (b.kind !== 'zero') return b;
-  return mpfRound(a, prec);
+  return mpfRound(a, prec, rnd);
 }
 
-function mpfSub(a: Mpf, b: Mpf, prec = 0): Mpf {
-  return mpfAdd(a, mpfNeg(b), prec);
+function mpfSub(a: Mpf, b: Mpf, prec = 0, rnd: Rounding = 'n'): Mpf {
+  return mpfAdd(a, mpfNeg(b), prec, rnd);
 }
 
 /** `mpf_div`: correctly rounded; division by zero raises a ZeroDivisionError with no message. */
-function mpfDiv(a: Mpf, b: Mpf, prec: number): Mpf {
+function mpfDiv(a: Mpf, b: Mpf, prec: number, rnd: Rounding = 'n'): Mpf {
   if (a.kind !== 'num' || b.kind !== 'num') {
     if (a.kind === 'zero') {
       if (b.kind === 'zero') throw ZeroDivisionError_('');
@@ -362,26 +387,29 @@ function mpfDiv(a: Mpf, b: Mpf, prec: number): Mpf {
     return ZERO;
   }
   const neg = a.neg !== b.neg;
-  if (b.man === 1n) return makeMpf(neg, a.man, a.exp - b.exp, prec);
+  if (b.man === 1n) return makeMpf(neg, a.man, a.exp - b.exp, prec, rnd);
   const extra = Math.max(5, prec - bitLength(a.man) + bitLength(b.man) + 5);
   const num = a.man << BigInt(extra);
   const q = num / b.man;
-  if (num % b.man === 0n) return makeMpf(neg, q, a.exp - b.exp - extra, prec);
+  if (num % b.man === 0n) return makeMpf(neg, q, a.exp - b.exp - extra, prec, rnd);
   // Sticky bit below the rounding position, as mpmath does.
-  return makeMpf(neg, (q << 1n) | 1n, a.exp - b.exp - extra - 1, prec);
+  return makeMpf(neg, (q << 1n) | 1n, a.exp - b.exp - extra - 1, prec, rnd);
 }
 
 // ---- fixed-point series (value * 2^G as a bigint, error of a few units) ----------------------
 
-/** atanh(num/den) for 0 <= num/den <= 1/3. */
+/**
+ * atanh(num/den) for 0 <= num/den <= 1/3. Each term is the previous one times num²/den²: with
+ * the small numerator and denominator of a double's reduced mantissa this stays linear per term,
+ * which keeps precision=20000 in the same time range as mpmath's own AGM code.
+ */
 function atanhFixed(num: bigint, den: bigint, G: number): bigint {
-  const g = BigInt(G);
-  const z = (num << g) / den;
-  const z2 = (z * z) >> g;
-  let sum = z;
-  let term = z;
+  const n2 = num * num;
+  const d2 = den * den;
+  let term = (num << BigInt(G)) / den;
+  let sum = term;
   for (let k = 3n; term !== 0n; k += 2n) {
-    term = (term * z2) >> g;
+    term = (term * n2) / d2;
     sum += term / k;
   }
   return sum;
@@ -490,41 +518,213 @@ function expFixedSmall(r: bigint, F: number): bigint {
   return sum;
 }
 
-/** x ** y for a finite x > 0, x != 1 and a finite y != 0, correctly rounded. */
-function correctlyRoundedPow(x: number, y: number): number {
-  const xm = mpfFromFloat(x) as NumMpf;
-  if (Number.isInteger(y) && Math.abs(y) <= 2048) {
-    // Exact: man^n * 2^(exp*n), or its reciprocal.
-    const n = Math.abs(y);
-    const p = xm.man ** BigInt(n);
-    if (y > 0) return scaledToDouble(p, xm.exp * n);
-    const shift = Math.max(0, bitLength(p) + 60);
-    const num = 1n << BigInt(shift);
-    const q = num / p;
-    const sticky = num % p === 0n ? 0n : 1n;
-    return scaledToDouble((q << 1n) | sticky, -xm.exp * n - shift - 1);
+// ---- glibc's pow (the ARM optimized-routines algorithm, FMA build) ---------------------------
+//
+// CPython's float ** float is C pow(). glibc (2.28 and later, also musl) computes it with a
+// table-driven log and exp in double-double arithmetic: not correctly rounded (up to 0.52 ULP),
+// so `457.0 ** 6` is 9109555799784050.0 and not the nearest-even 9109555799784048.0. On x86-64
+// with FMA, glibc runs the build compiled with -mfma, where GCC fuses every `a*b + c`; `fma`
+// below is exact (bigint), plain JS arithmetic gives the other IEEE double operations. The two
+// 128-entry tables are regenerated from their documented definitions (checked bit for bit
+// against glibc 2.36's rodata).
+
+const U64 = (1n << 64n) - 1n;
+
+function asDouble(bits: bigint): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setBigUint64(0, bits & U64);
+  return view.getFloat64(0);
+}
+
+function asBits(x: number): bigint {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  return view.getBigUint64(0);
+}
+
+/** A C99 hex float literal such as `-0x1.62e42fefa3800p-1` (JS has none). */
+function hexFloat(text: string): number {
+  const m = /^(-?)0x([0-9a-f])\.([0-9a-f]*)p([+-]?\d+)$/i.exec(text)!;
+  const digits = m[3]!;
+  const man = BigInt(`0x${m[2]}${digits}`);
+  const v = scaledToDouble(man, Number(m[4]) - 4 * digits.length);
+  return m[1] === '-' ? -v : v;
+}
+
+function mpfToDouble(x: Mpf): number {
+  if (x.kind === 'zero') return 0;
+  if (x.kind === 'nan') return Number.NaN;
+  if (x.kind === 'inf') return x.neg ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  const v = scaledToDouble(x.man, x.exp);
+  return x.neg ? -v : v;
+}
+
+/** fma(a, b, c): a*b + c with a single rounding. */
+function fma(a: number, b: number, c: number): number {
+  return mpfToDouble(mpfAdd(mpfMul(mpfFromFloat(a), mpfFromFloat(b)), mpfFromFloat(c)));
+}
+
+const POW_OFF = 0x3fe6955500000000n;
+const LN2_HI = hexFloat('0x1.62e42fefa3800p-1');
+const LN2_LO = hexFloat('0x1.ef35793c76730p-45');
+/** log1p polynomial, already scaled the way the evaluation expects. */
+const LOG_POLY = [
+  '-0x1.0000000000000p-1',
+  '-0x1.5555555555560p-1',
+  '0x1.0000000000006p-1',
+  '0x1.999999959554ep-1',
+  '-0x1.555555529a47ap-1',
+  '-0x1.2495b9b4845e9p+0',
+  '0x1.0002b8b263fc3p+0',
+].map(hexFloat) as [number, number, number, number, number, number, number];
+const INV_LN2_N = hexFloat('0x1.71547652b82fep+7');
+const NEG_LN2_HI_N = hexFloat('-0x1.62e42fefa0000p-8');
+const NEG_LN2_LO_N = hexFloat('-0x1.cf79abc9e3b3ap-47');
+const [EXP_C2, EXP_C3, EXP_C4, EXP_C5] = [
+  '0x1.ffffffffffdbdp-2',
+  '0x1.555555555543cp-3',
+  '0x1.55555cf172b91p-5',
+  '0x1.1111167a4d017p-7',
+].map(hexFloat) as [number, number, number, number];
+const EXP_SHIFT = hexFloat('0x1.8p52');
+
+interface PowTables {
+  /** invc, logc, logctail per subinterval of [0x1.69555p-1, 0x1.69555p0). */
+  readonly log: readonly (readonly [number, number, number])[];
+  /** tail bits, scale bits - (k << 45), interleaved as in glibc's __exp_data.tab. */
+  readonly exp: readonly bigint[];
+}
+
+let powTables: PowTables | undefined;
+
+/** Build (once; immutable afterwards) the two tables from their definitions. */
+function getPowTables(): PowTables {
+  if (powTables !== undefined) return powTables;
+  const F = 160;
+  const log: [number, number, number][] = [];
+  for (let i = 0n; i < 128n; i++) {
+    // c sits near the centre of the subinterval and 1/c = j/N (or j/2N) has few bits.
+    const lo = mpfFromFloat(asDouble(POW_OFF + (i << 45n))) as NumMpf;
+    const hi = mpfFromFloat(asDouble(POW_OFF + ((i + 1n) << 45n))) as NumMpf;
+    const center = mpfShift(mpfAdd(lo, hi), -1) as NumMpf;
+    const below1 = center.exp + bitLength(center.man) <= 0;
+    const scale = below1 ? 7 : 8;
+    // j = round(2^scale / center)
+    const e = center.exp;
+    const num = e < 0 ? 1n << BigInt(scale - e) : 1n << BigInt(scale);
+    const den = e < 0 ? center.man : center.man << BigInt(e);
+    const j = (2n * num + den) / (2n * den);
+    const invc = Number(j) / 2 ** scale;
+    const lnC = -lnFixed(j, -scale, F);
+    const shift = BigInt(F - 43);
+    const logc43 = (2n * lnC + (1n << shift)) >> (shift + 1n);
+    const logc = Number(logc43) / 2 ** 43;
+    log.push([invc, logc, fixedToDouble(lnC - (logc43 << shift), F)]);
   }
-  const tApprox = y * Math.log(x);
-  if (tApprox > 1000) return Number.POSITIVE_INFINITY;
-  if (tApprox < -1000) return 0;
-  const ym = mpfFromFloat(Math.abs(y)) as NumMpf;
-  const k = Math.round(tApprox / Math.LN2);
-  let estimate = 0;
-  for (let W = 96; W <= 4096; W *= 2) {
-    // t = y * ln(x) at FW bits, then exp(t) = exp(t - k ln2) * 2^k.
-    const FW = W + 16;
-    const FL = FW + Math.max(0, bitLength(ym.man) + ym.exp) + 8;
-    const sh = ym.exp - FL + FW;
-    let t = lnFixed(xm.man, xm.exp, FL) * ym.man;
-    t = sh >= 0 ? t << BigInt(sh) : t >> BigInt(-sh);
-    if (y < 0) t = -t;
-    const e = expFixedSmall(t - BigInt(k) * ln2Fixed(FW), FW);
-    const delta = 1n << BigInt(FW - W);
-    const lo = scaledToDouble(e - delta, k - FW);
-    estimate = scaledToDouble(e, k - FW);
-    if (lo === scaledToDouble(e + delta, k - FW)) return lo;
+  const exp: bigint[] = [];
+  for (let k = 0n; k < 128n; k++) {
+    // 2^(k/N) ~= H * (1 + T)
+    const v = expFixedSmall((k * ln2Fixed(F)) / 128n, F);
+    const h = fixedToDouble(v, F);
+    const exact = makeMpf(false, v, -F, 0);
+    const t = mpfToDouble(mpfDiv(mpfSub(exact, mpfFromFloat(h)), mpfFromFloat(h), 53));
+    exp.push(t === 0 ? 0n : asBits(t), (asBits(h) - (k << 45n)) & U64);
   }
-  return estimate;
+  powTables = { log, exp };
+  return powTables;
+}
+
+/** `log_inline`: log(x) as hi + tail, x given by its bits (subnormals pre-normalised). */
+function powLog(ix: bigint): [number, number] {
+  const T = getPowTables().log;
+  const A = LOG_POLY;
+  const tmp = (ix - POW_OFF) & U64;
+  const i = Number((tmp >> 45n) % 128n);
+  const k = Number(BigInt.asIntN(64, tmp) >> 52n);
+  const z = asDouble((ix - (tmp & (0xfffn << 52n))) & U64);
+  const kd = k;
+  const [invc, logc, logctail] = T[i]!;
+  const r = fma(z, invc, -1);
+  const t1 = fma(kd, LN2_HI, logc);
+  const t2 = t1 + r;
+  const lo1 = fma(kd, LN2_LO, logctail);
+  const lo2 = t1 - t2 + r;
+  const ar = A[0] * r;
+  const ar2 = r * ar;
+  const ar3 = r * ar2;
+  const hi = t2 + ar2;
+  const lo3 = fma(ar, r, -ar2);
+  const lo4 = t2 - hi + ar2;
+  const q = fma(ar2, fma(ar2, fma(r, A[6], A[5]), fma(r, A[4], A[3])), fma(r, A[2], A[1]));
+  const lo = fma(ar3, q, lo1 + lo2 + lo3 + lo4);
+  const y = hi + lo;
+  return [y, hi - y + lo];
+}
+
+/** `specialcase` of exp_inline: results near overflow or in the subnormal range. */
+function powExpSpecial(tmp: number, sbits0: bigint, ki: bigint): number {
+  if ((ki & 0x80000000n) === 0n) {
+    const scale = asDouble(sbits0 - (1009n << 52n));
+    return 2 ** 1009 * fma(scale, tmp, scale);
+  }
+  const sbits = (sbits0 + (1022n << 52n)) & U64;
+  const scale = asDouble(sbits);
+  let y = fma(scale, tmp, scale);
+  if (Math.abs(y) < 1) {
+    const one = y < 0 ? -1 : 1;
+    let lo = fma(scale, tmp, scale - y);
+    const hi = one + y;
+    lo = one - hi + y + lo;
+    y = hi + lo - one;
+    if (y === 0) y = asDouble(sbits & 0x8000000000000000n);
+  }
+  return 2 ** -1022 * y;
+}
+
+/** `exp_inline(x, xtail)` for a positive result. */
+function powExp(x: number, xtail: number): number {
+  const T = getPowTables().exp;
+  let abstop = Number(asBits(x) >> 52n) & 0x7ff;
+  if ((abstop - 0x3c9) >>> 0 >= 0x408 - 0x3c9) {
+    if ((abstop - 0x3c9) >>> 0 >= 0x80000000) return 1 + x;
+    if (abstop >= 0x409) return x < 0 ? 0 : Number.POSITIVE_INFINITY;
+    abstop = 0;
+  }
+  let kd = fma(INV_LN2_N, x, EXP_SHIFT);
+  const ki = asBits(kd);
+  kd -= EXP_SHIFT;
+  let r = fma(kd, NEG_LN2_LO_N, fma(kd, NEG_LN2_HI_N, x));
+  r += xtail;
+  const idx = Number(2n * (ki % 128n));
+  const top = (ki << 45n) & U64;
+  const tail = asDouble(T[idx]!);
+  const sbits = (T[idx + 1]! + top) & U64;
+  const r2 = r * r;
+  const tmp = fma(r2 * r2, fma(r, EXP_C5, EXP_C4), fma(r2, fma(r, EXP_C3, EXP_C2), tail + r));
+  if (abstop === 0) return powExpSpecial(tmp, sbits, ki);
+  const scale = asDouble(sbits);
+  return fma(scale, tmp, scale);
+}
+
+/** glibc `pow(x, y)` for a finite x > 0, x != 1, and a finite y != 0 (what float_pow passes on). */
+function glibcPow(x: number, y: number): number {
+  let ix = asBits(x);
+  const topx = Number(ix >> 52n);
+  const topy = Number(asBits(y) >> 52n) & 0x7ff;
+  if ((topy - 0x3be) >>> 0 >= 0x43e - 0x3be) {
+    // |y| < 2^-65: x^y ~ 1 + y log x; |y| >= 2^63: certain overflow or underflow.
+    if (topy < 0x3be) return x > 1 ? 1 + y : 1 - y;
+    return x > 1 === y > 0 ? Number.POSITIVE_INFINITY : 0;
+  }
+  if (topx === 0) {
+    // Subnormal x: normalise so the exponent becomes negative.
+    ix = asBits(x * 2 ** 52) & 0x7fffffffffffffffn;
+    ix = (ix - (52n << 52n)) & U64;
+  }
+  const [hi, lo] = powLog(ix);
+  const ehi = y * hi;
+  const elo = fma(y, lo, fma(y, hi, -ehi));
+  return powExp(ehi, elo);
 }
 
 /** [cos(x), sin(x)] * 2^F for a double x, after reduction modulo pi/2. */
@@ -580,11 +780,11 @@ function correctlyRoundedCosSin(x: number): [number, number] {
  * bits, raising the working precision until the rounding is certain (the quantities here are
  * transcendental, so this terminates).
  */
-function roundApprox(approx: (F: number) => bigint, prec: number, startF: number): Mpf {
+function roundApprox(approx: (F: number) => bigint, prec: number, startF: number, rnd: Rounding = 'n'): Mpf {
   for (let F = startF; ; F *= 2) {
     const v = approx(F);
-    const lo = makeMpf(false, v - 4n, -F, prec);
-    const hi = makeMpf(false, v + 4n, -F, prec);
+    const lo = makeMpf(false, v - 4n, -F, prec, rnd);
+    const hi = makeMpf(false, v + 4n, -F, prec, rnd);
     if (mpfEquals(lo, hi)) return lo;
     if (F > 8 * MAX_WORKING_BITS) throw new Error('mpf rounding did not settle');
   }
@@ -604,9 +804,9 @@ function floorFixed(approx: (F: number) => bigint, F: number): bigint {
  * `mpf_pi(prec)`: mpmath rounds floor(pi * 2^(prec+20)) to prec bits, which is a double
  * rounding; reproduce it rather than the correctly rounded value.
  */
-function mpfPi(prec: number): Mpf {
+function mpfPi(prec: number, rnd: Rounding = 'n'): Mpf {
   const wp = prec + 20;
-  return makeMpf(false, floorFixed(piFixed, wp), -wp, prec);
+  return makeMpf(false, floorFixed(piFixed, wp), -wp, prec, rnd);
 }
 
 /** `mpf_log`; undefined for a negative argument (mpmath then switches to the complex log). */
@@ -643,14 +843,22 @@ function mpfAbs(x: Mpf): Mpf {
 }
 
 /** `mpf_atan` with mpmath's two shortcuts for huge and tiny arguments. */
-function mpfAtan(x: Mpf, prec: number): Mpf {
+function mpfAtan(x: Mpf, prec: number, rnd: Rounding): Mpf {
+  const halfPi = (neg: boolean) => {
+    const h = mpfShift(mpfPi(prec, rnd), -1);
+    return neg ? mpfNeg(h) : h;
+  };
   if (x.kind === 'zero') return ZERO;
   if (x.kind === 'nan') return NAN;
-  if (x.kind === 'inf') return x.neg ? mpfNeg(mpfShift(mpfPi(prec), -1)) : mpfShift(mpfPi(prec), -1);
+  if (x.kind === 'inf') return halfPi(x.neg);
   const mag = x.exp + bitLength(x.man);
-  if (mag > prec + 20) return x.neg ? mpfNeg(mpfShift(mpfPi(prec), -1)) : mpfShift(mpfPi(prec), -1);
-  if (-mag > prec + 20) return mpfRound(x, prec);
-  const r = roundApprox((F) => atanFixed(x.man, x.exp, F), prec, prec + 40 + Math.max(0, -mag));
+  if (mag > prec + 20) return halfPi(x.neg);
+  if (-mag > prec + 20) {
+    // mpf_perturb: atan(x) is a hair closer to zero than x.
+    if (rnd === 'n') return mpfRound(x, prec, rnd);
+    return mpfAdd(x, makeMpf(!x.neg, 1n, mag - prec - 1, 0), prec, rnd);
+  }
+  const r = roundApprox((F) => atanFixed(x.man, x.exp, F), prec, prec + 40 + Math.max(0, -mag), rnd);
   return x.neg ? mpfNeg(r) : r;
 }
 
@@ -674,8 +882,8 @@ function mpfAtan2(y: Mpf, x: Mpf, prec: number): Mpf {
     if (x.kind === 'inf') return x.neg ? mpfPi(prec) : ZERO;
     return mpfShift(mpfPi(prec), -1);
   }
-  const tquo = mpfAtan(mpfDiv(y, x, prec + 4), prec + 4);
-  return x.neg ? mpfAdd(mpfPi(prec + 4), tquo, prec) : mpfRound(tquo, prec);
+  const tquo = mpfAtan(mpfDiv(y, x, prec + 4, ROUND_FAST), prec + 4, ROUND_FAST);
+  return x.neg ? mpfAdd(mpfPi(prec + 4, ROUND_FAST), tquo, prec) : mpfRound(tquo, prec);
 }
 
 /** `mpf_log_hypot(a, b)`: log(sqrt(a² + b²)). */
@@ -695,11 +903,11 @@ function mpfLogHypot(a0: Mpf, b0: Mpf, prec: number): Mpf {
   const a2 = mpfMul(a, a) as NumMpf;
   const b2 = mpfMul(b, b) as NumMpf;
   const extra = 20;
-  let h2 = mpfAdd(a2, b2, prec + extra);
-  const cancelled = mpfAdd(h2, makeMpf(true, 1n, 0, 0), 10);
+  let h2 = mpfAdd(a2, b2, prec + extra, ROUND_FAST);
+  const cancelled = mpfAdd(h2, makeMpf(true, 1n, 0, 0), 10, ROUND_FAST);
   const magCancelled = cancelled.kind === 'num' ? cancelled.exp + bitLength(cancelled.man) : 0;
   if (cancelled.kind === 'zero' || magCancelled < -extra / 2) {
-    h2 = mpfAdd(a2, b2, Math.max(0, prec + extra - Math.min(a2.exp, b2.exp)));
+    h2 = mpfAdd(a2, b2, Math.max(0, prec + extra - Math.min(a2.exp, b2.exp)), ROUND_FAST);
   }
   return mpfShift(mpfLog(h2, prec)!, -1);
 }
@@ -723,15 +931,15 @@ function mpDiv(x: Mpf | Mpc, y: Mpf | Mpc, prec: number): Mpf | Mpc {
   if ('kind' in x && 'kind' in y) return mpfDiv(x, y, prec);
   if (!('kind' in x) && 'kind' in y) return { re: mpfDiv(x.re, y, prec), im: mpfDiv(x.im, y, prec) };
   if ('kind' in x && !('kind' in y)) {
-    const m = mpfAdd(mpfMul(y.re, y.re), mpfMul(y.im, y.im), prec + 10);
+    const m = mpfAdd(mpfMul(y.re, y.re), mpfMul(y.im, y.im), prec + 10, ROUND_FAST);
     return { re: mpfDiv(mpfMul(y.re, x), m, prec), im: mpfDiv(mpfNeg(mpfMul(y.im, x)), m, prec) };
   }
   const { re: a, im: b } = x as Mpc;
   const { re: c, im: d } = y as Mpc;
   const wp = prec + 10;
-  const mag = mpfAdd(mpfMul(c, c), mpfMul(d, d), wp);
-  const t = mpfAdd(mpfMul(a, c), mpfMul(b, d), wp);
-  const u = mpfSub(mpfMul(b, c), mpfMul(a, d), wp);
+  const mag = mpfAdd(mpfMul(c, c), mpfMul(d, d), wp, ROUND_FAST);
+  const t = mpfAdd(mpfMul(a, c), mpfMul(b, d), wp, ROUND_FAST);
+  const u = mpfSub(mpfMul(b, c), mpfMul(a, d), wp, ROUND_FAST);
   return { re: mpfDiv(t, mag, prec), im: mpfDiv(u, mag, prec) };
 }
 

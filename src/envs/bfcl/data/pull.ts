@@ -59,7 +59,9 @@ export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
     try {
       res = await doFetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000) });
     } catch (e) {
-      throw new PullError(`cannot reach ${url}: ${(e as Error).message}`);
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (e as Error).message;
+      throw new PullError(`cannot reach ${url}: ${why}`);
     }
     if (!res.ok) throw new PullError(`${url} answered HTTP ${res.status}`);
     const body = new Uint8Array(await res.arrayBuffer());
@@ -81,7 +83,6 @@ export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
       log(`downloaded ${f.path}`);
     } catch (e) {
       report.failed.push({ path: f.path, reason: (e as Error).message });
-      log(`FAILED ${f.path}: ${(e as Error).message}`);
     }
   }
 
@@ -95,7 +96,6 @@ export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
       log(`converted long_context.py -> ${LONG_CONTEXT_CONSTANTS_FILE}`);
     } catch (e) {
       report.failed.push({ path: LONG_CONTEXT_CONSTANTS_FILE, reason: (e as Error).message });
-      log(`FAILED ${LONG_CONTEXT_CONSTANTS_FILE}: ${(e as Error).message}`);
     }
   }
 
