@@ -8,22 +8,12 @@
  * Arguments arrive as arbitrary Python values, so every operation whose outcome depends on their
  * type goes through the `py/ops` helpers; a wrong type then fails with CPython's own text.
  */
-import { AttributeError_, IndexError_, TypeError_, ValueError_ } from '../py/errors.js';
+import { AttributeError_, IndexError_, ValueError_ } from '../py/errors.js';
 import { str } from '../py/format.js';
-import { add, contains, iterate, strFor, truthy } from '../py/ops.js';
+import { add, contains, dictValues, iterate, listFor, requireHashable, strFor, truthy } from '../py/ops.js';
 import { PyRandom } from '../py/random.js';
 import type { PyDict, PyKey, PyList, PyValue } from '../py/values.js';
-import {
-  dictGet,
-  dictOf,
-  dictSet,
-  findKey,
-  isHashableScalar,
-  PySet,
-  PyTuple,
-  pyEquals,
-  typeName,
-} from '../py/values.js';
+import { dictGet, dictOf, dictSet, findKey, PySet, pyEquals, typeName } from '../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { req } from './api.js';
 
@@ -50,24 +40,6 @@ const NOT_LOGGED_IN = 'No user is currently logged in.';
 
 // ---------------------------------------------------------------------------------------------
 // Small Python builtins the shared py module does not provide.
-
-/** Python raises this for a list or dict used as a dict key or looked up in a dict. */
-function requireHashable(key: PyValue): PyKey {
-  if (isHashableScalar(key) || key instanceof PyTuple) return key;
-  throw TypeError_(`unhashable type: '${typeName(key)}'`);
-}
-
-/** The list behind `x.append(...)` / `x.remove(...)`, or the AttributeError. */
-function listFor(v: PyValue, method: string): PyList {
-  if (!Array.isArray(v)) throw AttributeError_(v, method);
-  return v;
-}
-
-/** `dict.values()` */
-function dictValues(d: PyValue): PyValue[] {
-  if (!(d instanceof Map)) throw AttributeError_(d, 'values');
-  return [...d.values()];
-}
 
 /** `list(message.items())[0]`: the (only) entry of an inbox message. */
 function firstItem(message: PyValue): [PyKey, PyValue] {

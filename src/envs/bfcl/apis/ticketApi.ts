@@ -10,11 +10,12 @@
  * hash seed 0, and this port reproduces that order exactly (SipHash-1-3 with a zero key plus
  * CPython 3.11's open-addressing set table), see `pySetDifferenceOrder` below.
  */
-import { AttributeError_, TypeError_ } from '../py/errors.js';
+import { AttributeError_ } from '../py/errors.js';
 import { str } from '../py/format.js';
-import { add, getItem, gt, lt, strFor, truthy } from '../py/ops.js';
-import type { PyDict, PyKey, PyList, PyValue } from '../py/values.js';
-import { dictOf, dictSet, PyTuple, pyEquals, typeName } from '../py/values.js';
+import { add, getItem, gt, iterate, listFor, lt, setItem, strFor, truthy } from '../py/ops.js';
+import { joinStrings } from '../py/text.js';
+import type { PyDict, PyKey, PyValue } from '../py/values.js';
+import { dictOf, pyEquals } from '../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { opt, req } from './api.js';
 
@@ -28,39 +29,6 @@ const VALID_FIELDS = ['title', 'description', 'status', 'priority'] as const;
 
 // ---------------------------------------------------------------------------------------------
 // Small Python builtins the shared py module does not provide.
-
-/** `container[key] = value` for dicts (tickets are the only containers assigned into). */
-function setItem(container: PyValue, key: PyKey, value: PyValue): void {
-  if (!(container instanceof Map)) {
-    throw TypeError_(`'${typeName(container)}' object does not support item assignment`);
-  }
-  dictSet(container, key, value);
-}
-
-/** The list behind `x.append(...)`, or the AttributeError. */
-function listFor(v: PyValue, method: string): PyList {
-  if (!Array.isArray(v)) throw AttributeError_(v, method);
-  return v;
-}
-
-/** `for x in seq` over the ticket queue (a list in every scenario; anything else as Python would). */
-function items(v: PyValue): PyValue[] {
-  if (Array.isArray(v)) return v;
-  if (v instanceof PyTuple) return [...v.items];
-  if (v instanceof Map) return [...v.keys()];
-  if (typeof v === 'string') return [...v];
-  throw TypeError_(`'${typeName(v)}' object is not iterable`);
-}
-
-/** `sep.join(items)` with Python's TypeError for a non-str item. */
-function joinStrings(sep: string, parts: readonly PyKey[]): string {
-  parts.forEach((p, i) => {
-    if (typeof p !== 'string') {
-      throw TypeError_(`sequence item ${i}: expected str instance, ${typeName(p)} found`);
-    }
-  });
-  return parts.join(sep);
-}
 
 // ---------------------------------------------------------------------------------------------
 // CPython 3.11 hashing with PYTHONHASHSEED=0 (the golden files' setting).
@@ -348,7 +316,7 @@ export class TicketApiInstance implements BfclApi {
 
   /** `_find_ticket`: first ticket whose `id` equals (==) the argument; a ticket without `id` raises. */
   private findTicket(ticketId: PyValue): PyValue {
-    for (const ticket of items(this.ticket_queue)) {
+    for (const ticket of iterate(this.ticket_queue)) {
       if (pyEquals(getItem(ticket, 'id'), ticketId)) return ticket;
     }
     return null;
@@ -445,7 +413,7 @@ export class TicketApiInstance implements BfclApi {
       return [dictOf({ error: 'User not authenticated. Please log in to view tickets.' })];
     }
     // A ticket without `created_by` (scenario tickets often lack it) raises KeyError.
-    let userTickets = items(this.ticket_queue).filter((t) =>
+    let userTickets = iterate(this.ticket_queue).filter((t) =>
       pyEquals(getItem(t, 'created_by'), this.current_user),
     );
     if (truthy(status)) {
