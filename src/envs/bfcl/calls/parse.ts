@@ -433,7 +433,7 @@ class Parser {
     return e;
   }
 
-  /** `a, b` at the top level is a tuple, as in eval(). */
+  /** `a, b` at the top level is a tuple, as in Python expression mode. */
   private testlist(): Expr {
     const first = this.test();
     if (!this.isOp(',')) return first;
