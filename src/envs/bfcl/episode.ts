@@ -35,9 +35,23 @@ export interface StepOutcome {
 
 export type EpisodePhase = 'in_turn' | 'between_turns' | 'done';
 
+/**
+ * The function docs a policy is shown at `turn`, in the reference's order: the involved classes'
+ * docs without the held-out ones, which are appended from their reveal turn on.
+ */
+export function visibleFunctions(task: BfclTask, data: BfclData, turn: number): FunctionDoc[] {
+  const mf = task.missedFunction;
+  const held = new Set(mf?.names ?? []);
+  const docs = task.involvedClasses
+    .flatMap((c) => data.docsByClass.get(c) ?? [])
+    .filter((d) => !held.has(d.name));
+  if (mf && turn >= mf.turn) docs.push(...mf.names.map((n) => data.docs.get(n)!.doc));
+  return docs;
+}
+
 export class BfclEpisode {
   private readonly env: TaskEnvironment;
-  private readonly visible: FunctionDoc[];
+  private visible: FunctionDoc[];
   private turnIdx = 0;
   private phase: EpisodePhase = 'in_turn';
   private stepsThisTurn = 0;
@@ -85,7 +99,7 @@ export class BfclEpisode {
     const mf = this.task.missedFunction;
     if (mf && mf.turn === this.turnIdx) {
       this.added = mf.names.map((n) => this.data.docs.get(n)!.doc);
-      this.visible.push(...this.added);
+      this.visible = visibleFunctions(this.task, this.data, this.turnIdx);
     }
   }
 

@@ -1,0 +1,80 @@
+/**
+ * Records a live episode into a trajectory: each step's raw text, its parsed calls or parse
+ * error, every call's evidence, and at the end the official verdict per turn. The rollout loop
+ * drives it; tests drive it with scripted outputs.
+ */
+import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { BfclEpisode, type StepOutcome } from '../envs/bfcl/episode.js';
+import type { StepRecord, Trajectory } from '../seal/trajectory.js';
+import { assembleTrajectory, CallRecorder, checkerFailure, checkWithDetail } from './trajectory.js';
+
+/** What the policy's output decoded to in one step. */
+export type DecodedStep =
+  | { readonly kind: 'calls'; readonly calls: readonly string[] }
+  | { readonly kind: 'text' }
+  | { readonly kind: 'parse_error'; readonly error: string };
+
+export interface StepMeta {
+  readonly rawText?: string;
+  readonly tokenIds?: readonly number[];
+  readonly logprobs?: readonly number[];
+  readonly latencyMs?: number;
+  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
+}
+
+export class EpisodeRecorder {
+  readonly episode: BfclEpisode;
+  private readonly recorder: CallRecorder;
+  private readonly steps: StepRecord[][] = [[]];
+
+  constructor(
+    readonly task: BfclTask,
+    private readonly data: BfclData,
+    options: { modelName?: string; recorder?: CallRecorder } = {},
+  ) {
+    this.episode = new BfclEpisode(task, data, options.modelName ? { modelName: options.modelName } : {});
+    this.recorder = options.recorder ?? new CallRecorder(data);
+  }
+
+  /**
+   * Play one step. Calls run; a text answer or a parse error ends the turn (as in the official
+   * inference loop), but the parse error is kept as evidence.
+   */
+  step(decoded: DecodedStep, meta: StepMeta = {}): StepOutcome {
+    const available = new Set(this.episode.observe().functions.map((f) => f.name));
+    const calls = decoded.kind === 'calls' ? decoded.calls : [];
+    const outcome = this.episode.act(calls);
+    const record: StepRecord = {
+      ...meta,
+      ...(decoded.kind === 'parse_error' ? { parseError: decoded.error } : {}),
+      calls: calls.map((c, i) => this.recorder.record(c, outcome.results[i]!, available)),
+    };
+    this.steps[this.episode.turn]!.push(record);
+    return outcome;
+  }
+
+  /** Advance to the next user turn; false when the dialogue is over. */
+  nextTurn(): boolean {
+    const more = this.episode.nextTurn();
+    if (more) this.steps.push([]);
+    return more;
+  }
+
+  /** The trajectory with the official verdict (replayed on fresh instances, as the evaluator does). */
+  finish(): Trajectory {
+    let checked: ReturnType<typeof checkWithDetail>;
+    try {
+      checked = checkWithDetail(this.task, this.episode.modelResult(), this.data);
+    } catch (e) {
+      return checkerFailure(this.task, e);
+    }
+    return assembleTrajectory({
+      task: this.task,
+      data: this.data,
+      recorder: this.recorder,
+      ...checked,
+      forceQuit: this.episode.forceQuitted,
+      stepsFor: (t) => this.steps[t.turn] ?? [],
+    });
+  }
+}
