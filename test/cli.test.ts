@@ -113,6 +113,48 @@ describe('seal verify', () => {
     }
   });
 
+  it('--diagnose adds one label per user turn and the rollout weight, and prints the label mix', async () => {
+    const cases = readJsonl<{ task_id: string; variant: string; model_turns: string[][][]; valid: boolean }>(
+      'checker_cases.jsonl',
+    );
+    const picked = cases
+      .filter((c) => c.variant.startsWith('empty_model_turn') || c.variant === 'gt_replay')
+      .slice(0, 40);
+    const results = join(dir, 'diag.jsonl');
+    writeFileSync(
+      results,
+      picked.map((c) => JSON.stringify({ id: c.task_id, result: c.model_turns })).join('\n'),
+    );
+    const out = join(dir, 'diag-verdicts.jsonl');
+    const r = await seal([
+      'verify',
+      '--results',
+      results,
+      '--data-dir',
+      DATA_DIR,
+      '--diagnose',
+      '--out',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Turn labels per category');
+    expect(r.stdout).toMatch(/\| missing_tool_call +\|/);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as { id: string; valid: boolean; turns: unknown[]; labels: string[]; weight: number },
+      );
+    expect(rows).toHaveLength(new Set(picked.map((c) => c.task_id)).size);
+    for (const row of rows) {
+      expect(row.labels).toHaveLength(row.turns.length);
+      expect(row.weight).toBeGreaterThanOrEqual(0.5);
+      expect(row.weight).toBeLessThanOrEqual(2);
+      if (!row.valid) expect(row.labels.some((l) => !['pass', 'correct_abstention'].includes(l))).toBe(true);
+    }
+  });
+
   it('says which command fixes missing data, and names a malformed line', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'seal-empty-'));
     const r = await seal(['verify', '--ground-truth', '--data-dir', empty]);

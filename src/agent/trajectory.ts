@@ -89,8 +89,9 @@ export function checkWithDetail(
   task: BfclTask,
   modelTurns: unknown,
   data: BfclData,
+  knownVerdict?: CheckResult,
 ): { verdict: CheckResult; detail: CheckResult } {
-  const verdict = checkTask(task, modelTurns, data);
+  const verdict = knownVerdict ?? checkTask(task, modelTurns, data);
   const turnCount = task.groundTruth.length;
   const detail =
     verdict.turns.length === turnCount
@@ -158,10 +159,12 @@ export function trajectoryFromCalls(
   modelTurns: unknown,
   data: BfclData,
   recorder: CallRecorder = new CallRecorder(data),
+  /** the official verdict when the caller already has it (saves a replay) */
+  verdict?: CheckResult,
 ): Trajectory {
   let checked: ReturnType<typeof checkWithDetail>;
   try {
-    checked = checkWithDetail(task, modelTurns, data);
+    checked = checkWithDetail(task, modelTurns, data, verdict);
   } catch (e) {
     return checkerFailure(task, e);
   }

@@ -23,6 +23,10 @@ program
   .option('--split <split>', 'only these tasks: train, test, all, or comma-separated ids')
   .option('--json', 'print the summary as one JSON object')
   .option('--out <file>', 'write one JSON line per task with its per-turn verdicts')
+  .option(
+    '--diagnose',
+    'add per-turn diagnosis labels and the rollout weight w_j; print the label mix per category',
+  )
   .addOption(dataDirOption())
   .action(
     async (opts: {
@@ -31,6 +35,7 @@ program
       split?: string;
       json?: boolean;
       out?: string;
+      diagnose?: boolean;
       dataDir?: string;
     }) => {
       const data = loadBfclData(resolveDataDir(opts.dataDir));

@@ -2,12 +2,20 @@
 import { createReadStream, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { CallRecorder, trajectoryFromCalls } from '../agent/trajectory.js';
 import { decodeStep } from '../envs/bfcl/calls/decode.js';
 import { type CheckResult, checkTask } from '../envs/bfcl/checker.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { summarise, summaryTable } from '../eval/summary.js';
+import { markdownTable } from '../eval/table.js';
+import { diagnose, labelsOf } from '../seal/diagnosis.js';
+import { LABELS, type Label } from '../seal/labels.js';
+import { rolloutWeight } from '../seal/weighting.js';
 
 export interface VerifyOptions {
+  /** add per-turn diagnosis labels and the rollout weight w_j to every verdict */
+  readonly diagnose?: boolean;
   readonly results?: string;
   readonly groundTruth?: boolean;
   readonly json?: boolean;
@@ -19,6 +27,10 @@ export class UsageError extends Error {}
 
 export interface TaskVerdict {
   readonly id: string;
+  /** with --diagnose: one label per user turn, in turn order */
+  readonly labels?: readonly Label[];
+  /** with --diagnose: w_j under the default rho */
+  readonly weight?: number;
   readonly category: string;
   readonly valid: boolean;
   readonly error_type?: string;
@@ -113,7 +125,15 @@ export async function runVerify(
     const keep = splitIds(data, opts.split);
     entries = entries.filter(([t]) => keep.has(t.id));
   }
-  const verdicts = entries.map(([task, turns]) => toVerdict(task, checkTask(task, turns, data)));
+  const recorder = opts.diagnose ? new CallRecorder(data) : undefined;
+  const classOf = (name: string) => data.docs.get(name)?.className;
+  const verdicts = entries.map(([task, turns]): TaskVerdict => {
+    const result = checkTask(task, turns, data);
+    const verdict = toVerdict(task, result);
+    if (!recorder) return verdict;
+    const labels = labelsOf(diagnose(trajectoryFromCalls(task, turns, data, recorder, result), classOf));
+    return { ...verdict, labels, weight: rolloutWeight(labels) };
+  });
   const summary = summarise(
     verdicts.map((v) => ({ category: v.category as BfclTask['category'], valid: v.valid })),
   );
@@ -121,6 +141,7 @@ export async function runVerify(
   if (opts.json) print(JSON.stringify(summary));
   else {
     print(summaryTable(summary, opts.groundTruth ? 'ground truth' : 'result'));
+    if (opts.diagnose) print(`\n${labelDistributionTable(verdicts)}`);
     if (opts.out) print(`\nper-task verdicts: ${opts.out}`);
   }
   return verdicts;
@@ -147,4 +168,30 @@ export function writeJsonLines(path: string, rows: readonly unknown[]): void {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
   renameSync(tmp, path);
+}
+
+/** Turn labels per category: count and share of the category's turns. */
+export function labelDistributionTable(verdicts: readonly TaskVerdict[]): string {
+  const counts = new Map<string, Map<Label, number>>();
+  const totals = new Map<string, number>();
+  for (const v of verdicts) {
+    const row = counts.get(v.category) ?? new Map<Label, number>();
+    counts.set(v.category, row);
+    for (const l of v.labels ?? []) {
+      row.set(l, (row.get(l) ?? 0) + 1);
+      totals.set(v.category, (totals.get(v.category) ?? 0) + 1);
+    }
+  }
+  const cats = CATEGORIES.filter((c) => counts.has(c));
+  const used = LABELS.filter((l) => cats.some((c) => counts.get(c)!.has(l)));
+  const head = ['label', ...cats.map((c) => CATEGORY_TITLES[c])];
+  const rows = used.map((l) => [
+    l,
+    ...cats.map((c) => {
+      const n = counts.get(c)!.get(l) ?? 0;
+      return n === 0 ? '-' : `${n} (${((100 * n) / totals.get(c)!).toFixed(1)}%)`;
+    }),
+  ]);
+  rows.push(['turns', ...cats.map((c) => String(totals.get(c) ?? 0))]);
+  return `Turn labels per category\n${markdownTable(head, rows)}`;
 }

@@ -4,6 +4,7 @@
  * accuracy in percent.
  */
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
+import { markdownTable } from './table.js';
 
 export interface CategoryScore {
   readonly n: number;
@@ -48,12 +49,7 @@ export function summaryTable(summary: Summary, label = 'result'): string {
     String(CATEGORIES.reduce((s, c) => s + summary.categories[c].n, 0)),
     ...CATEGORIES.map((c) => String(summary.categories[c].n)),
   ];
-  const rows = [head, row, counts];
-  const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) =>
-    `| ${r.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join(' | ')} |`;
-  const sep = `|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
-  return [line(head), sep, line(row), line(counts)].join('\n');
+  return markdownTable(head, [row, counts]);
 }
 
 function cell(s: CategoryScore): string {
