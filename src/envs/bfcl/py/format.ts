@@ -1,5 +1,27 @@
+import { ValueError_ } from './errors.js';
 import type { PyKey, PyValue } from './values.js';
 import { PyObject, PyOpaque, PySet, PyTuple, typeName } from './values.js';
+
+/** CPython 3.11's default `sys.get_int_max_str_digits()`. */
+const INT_MAX_STR_DIGITS = 4300;
+/** The smallest int with more digits than that. */
+const INT_TOO_LONG = 10n ** BigInt(INT_MAX_STR_DIGITS);
+
+/**
+ * `repr(int)` (also what `str()` and json.dumps write). CPython refuses to convert an int of more
+ * than 4300 decimal digits (the sign not counted) and raises ValueError instead, so e.g. a method
+ * returning `{"result": 10 ** 5000}` reads as that error in the executor. Comparing with 10^4300
+ * decides that without the (quadratic) decimal conversion of a huge int.
+ */
+function intRepr(v: bigint): string {
+  if (v >= INT_TOO_LONG || v <= -INT_TOO_LONG) {
+    throw ValueError_(
+      `Exceeds the limit (${INT_MAX_STR_DIGITS} digits) for integer string conversion; ` +
+        'use sys.set_int_max_str_digits() to increase the limit',
+    );
+  }
+  return v.toString();
+}
 
 /**
  * Python's `repr(float)`: the shortest digits that round-trip (JavaScript finds the same
@@ -69,7 +91,7 @@ export function repr(v: PyValue): string {
     case 'boolean':
       return v ? 'True' : 'False';
     case 'bigint':
-      return v.toString();
+      return intRepr(v);
     case 'number':
       return floatRepr(v);
     case 'string':
@@ -118,7 +140,7 @@ export function jsonDumps(v: PyValue): string {
 function dumpInto(v: PyValue, out: string[]): void {
   if (v === null) out.push('null');
   else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
-  else if (typeof v === 'bigint') out.push(v.toString());
+  else if (typeof v === 'bigint') out.push(intRepr(v));
   else if (typeof v === 'number') out.push(jsonFloat(v));
   else if (typeof v === 'string') out.push(jsonString(v));
   else if (Array.isArray(v) || v instanceof PyTuple) {
@@ -155,7 +177,7 @@ function jsonKey(k: PyKey): string {
   if (typeof k === 'string') return k;
   if (k === null) return 'null';
   if (typeof k === 'boolean') return k ? 'true' : 'false';
-  if (typeof k === 'bigint') return k.toString();
+  if (typeof k === 'bigint') return intRepr(k);
   if (typeof k === 'number') return jsonFloat(k);
   throw new NotJsonSerializable('keys must be str, int, float, bool or None, not tuple');
 }

@@ -2,6 +2,10 @@
  * Python operators and builtins over the value model, with CPython 3.11's error texts.
  * API code uses these wherever the reference's behaviour on odd argument types is observable
  * (a wrong type in a call is an error string the policy sees, and the golden files pin it).
+ *
+ * The arithmetic is CPython's to the last bit: ints are exact, an int meeting a float is
+ * converted first (OverflowError for huge ints), int / int is correctly rounded at any size, and
+ * float powers use glibc's pow (libm.ts) rather than JavaScript's `**`.
  */
 import {
   AttributeError_,
@@ -12,7 +16,8 @@ import {
   ValueError_,
   ZeroDivisionError_,
 } from './errors.js';
-import { repr, strRepr } from './format.js';
+import { floatRepr, repr, strRepr } from './format.js';
+import { correctlyRoundedCosSin, floatParts, pow as libmPow, ratioToDouble } from './libm.js';
 import { compareCodePoints, decimalValue, isDecimalChar, UNICODE_SPACE } from './text.js';
 import type { PyDict, PyKey, PyList, PyValue } from './values.js';
 import {
@@ -52,8 +57,20 @@ function bothNumbers(a: PyValue, b: PyValue): [Num, Num] | undefined {
   return x === undefined || y === undefined ? undefined : [x, y];
 }
 
+/** A numeric operand as a double for the equality test in `compare` (huge ints become ±Infinity). */
 function toF(x: Num): number {
   return typeof x === 'number' ? x : Number(x);
+}
+
+/**
+ * A numeric operand as CPython's float arithmetic and `float()` convert it: an int is rounded to
+ * the nearest double, and one past the double range raises OverflowError.
+ */
+function floatOperand(x: Num): number {
+  if (typeof x === 'number') return x;
+  const f = Number(x);
+  if (!Number.isFinite(f)) throw new PyException('OverflowError', 'int too large to convert to float');
+  return f;
 }
 
 /** `a + b` */
@@ -61,7 +78,7 @@ export function add(a: PyValue, b: PyValue): PyValue {
   const n = bothNumbers(a, b);
   if (n) {
     const [x, y] = n;
-    return typeof x === 'bigint' && typeof y === 'bigint' ? x + y : toF(x) + toF(y);
+    return typeof x === 'bigint' && typeof y === 'bigint' ? x + y : floatOperand(x) + floatOperand(y);
   }
   if (typeof a === 'string') {
     if (typeof b === 'string') return a + b;
@@ -71,6 +88,10 @@ export function add(a: PyValue, b: PyValue): PyValue {
     if (Array.isArray(b)) return [...a, ...b];
     throw TypeError_(`can only concatenate list (not "${typeName(b)}") to list`);
   }
+  if (a instanceof PyTuple) {
+    if (b instanceof PyTuple) return new PyTuple([...a.items, ...b.items]);
+    throw TypeError_(`can only concatenate tuple (not "${typeName(b)}") to tuple`);
+  }
   throw binaryTypeError('+', a, b);
 }
 
@@ -79,7 +100,7 @@ export function sub(a: PyValue, b: PyValue): PyValue {
   const n = bothNumbers(a, b);
   if (!n) throw binaryTypeError('-', a, b);
   const [x, y] = n;
-  return typeof x === 'bigint' && typeof y === 'bigint' ? x - y : toF(x) - toF(y);
+  return typeof x === 'bigint' && typeof y === 'bigint' ? x - y : floatOperand(x) - floatOperand(y);
 }
 
 /** `a * b` */
@@ -87,7 +108,7 @@ export function mul(a: PyValue, b: PyValue): PyValue {
   const n = bothNumbers(a, b);
   if (n) {
     const [x, y] = n;
-    return typeof x === 'bigint' && typeof y === 'bigint' ? x * y : toF(x) * toF(y);
+    return typeof x === 'bigint' && typeof y === 'bigint' ? x * y : floatOperand(x) * floatOperand(y);
   }
   const count = (v: PyValue) =>
     typeof v === 'bigint' || typeof v === 'boolean' ? Number(asNumber(v)) : undefined;
@@ -103,26 +124,25 @@ export function mul(a: PyValue, b: PyValue): PyValue {
   throw binaryTypeError('*', a, b);
 }
 
-/** `a / b` (true division: always a float) */
+/**
+ * `a / b` (true division: always a float). int / int is rounded once from the exact quotient,
+ * as CPython does for operands of any size, and raises OverflowError past the double range.
+ */
 export function truediv(a: PyValue, b: PyValue): number {
   const n = bothNumbers(a, b);
   if (!n) throw binaryTypeError('/', a, b);
   const [x, y] = n;
-  if (toF(y) === 0) {
-    throw ZeroDivisionError_(
-      typeof x === 'bigint' && typeof y === 'bigint' ? 'division by zero' : 'float division by zero',
-    );
-  }
-  return intTrueDiv(x, y);
-}
-
-function intTrueDiv(x: Num, y: Num): number {
   if (typeof x === 'bigint' && typeof y === 'bigint') {
-    // Python rounds int/int correctly even past 2**53; exact for every value the data uses.
-    const MAX = 2n ** 53n;
-    if (x < MAX && x > -MAX && y < MAX && y > -MAX) return Number(x) / Number(y);
+    if (y === 0n) throw ZeroDivisionError_('division by zero');
+    const q = ratioToDouble(x, y);
+    if (!Number.isFinite(q))
+      throw new PyException('OverflowError', 'integer division result too large for a float');
+    return q;
   }
-  return toF(x) / toF(y);
+  const fx = floatOperand(x);
+  const fy = floatOperand(y);
+  if (fy === 0) throw ZeroDivisionError_('float division by zero');
+  return fx / fy;
 }
 
 /** `a // b` */
@@ -135,8 +155,10 @@ export function floordiv(a: PyValue, b: PyValue): PyValue {
     const q = x / y;
     return x % y !== 0n && x < 0n !== y < 0n ? q - 1n : q;
   }
-  if (toF(y) === 0) throw ZeroDivisionError_('float floor division by zero');
-  return Math.floor(toF(x) / toF(y));
+  const fx = floatOperand(x);
+  const fy = floatOperand(y);
+  if (fy === 0) throw ZeroDivisionError_('float floor division by zero');
+  return Math.floor(fx / fy);
 }
 
 /** `a % b` (result has the sign of b) */
@@ -149,30 +171,58 @@ export function mod(a: PyValue, b: PyValue): PyValue {
     const r = x % y;
     return r !== 0n && r < 0n !== y < 0n ? r + y : r;
   }
-  const fy = toF(y);
+  const fx = floatOperand(x);
+  const fy = floatOperand(y);
   if (fy === 0) throw ZeroDivisionError_('float modulo');
-  const r = toF(x) % fy;
+  const r = fx % fy;
   return r !== 0 && r < 0 !== fy < 0 ? r + fy : r;
 }
 
-/** `a ** b` */
+/**
+ * `a ** b`. int ** non-negative int stays an exact int; everything else is CPython's float_pow:
+ * the values are C pow's (glibc's algorithm, see libm.ts), and Python adds its own outcomes
+ * around it: ZeroDivisionError for 0.0 to a negative power, a complex result for a negative
+ * base with a fractional exponent, and OverflowError where finite operands overflow.
+ */
 export function pow(a: PyValue, b: PyValue): PyValue {
   const n = bothNumbers(a, b);
   if (!n) throw binaryTypeError('** or pow()', a, b);
   const [x, y] = n;
-  if (typeof x === 'bigint' && typeof y === 'bigint') {
-    if (y >= 0n) return x ** y;
-    if (x === 0n) throw ZeroDivisionError_('0.0 cannot be raised to a negative power');
-    return Number(x) ** Number(y);
+  if (typeof x === 'bigint' && typeof y === 'bigint' && y >= 0n) return x ** y;
+  const iv = floatOperand(x);
+  const iw = floatOperand(y);
+  const finite = Number.isFinite(iv) && Number.isFinite(iw);
+  if (iv === 0 && iw < 0 && Number.isFinite(iw)) {
+    throw ZeroDivisionError_('0.0 cannot be raised to a negative power');
   }
-  const fx = toF(x);
-  const fy = toF(y);
-  if (fx === 0 && fy < 0) throw ZeroDivisionError_('0.0 cannot be raised to a negative power');
-  const r = fx ** fy;
-  if (Number.isNaN(r) && fx < 0) throw ValueError_('math domain error');
-  if (!Number.isFinite(r) && Number.isFinite(fx) && Number.isFinite(fy))
+  if (finite && iv < 0 && !Number.isInteger(iw)) return complexPowOfNegative(iv, iw);
+  const r = libmPow(iv, iw);
+  if (finite && !Number.isFinite(r))
     throw new PyException('OverflowError', "(34, 'Numerical result out of range')");
   return r;
+}
+
+/**
+ * CPython's `_Py_c_pow` for a negative real base: |a|**w * (cos(phase) + i sin(phase)) with
+ * phase = atan2(0, a) * w = pi * w in doubles; the result only shows through its repr.
+ */
+function complexPowOfNegative(iv: number, iw: number): PyOpaque {
+  const magnitude = libmPow(-iv, iw);
+  const phase = Math.PI * iw;
+  const [cos, sin] = correctlyRoundedCosSin(phase);
+  const re = magnitude * cos;
+  const im = magnitude * sin;
+  if (!Number.isFinite(re) || !Number.isFinite(im))
+    throw new PyException('OverflowError', 'complex exponentiation');
+  const imText = complexPart(im);
+  if (re === 0 && !Object.is(re, -0)) return new PyOpaque('complex', `${imText}j`);
+  return new PyOpaque('complex', `(${complexPart(re)}${imText.startsWith('-') ? '' : '+'}${imText}j)`);
+}
+
+/** repr of a float inside a complex repr: no trailing `.0` (`(1+2j)`). */
+function complexPart(x: number): string {
+  const s = floatRepr(x);
+  return s.endsWith('.0') ? s.slice(0, -2) : s;
 }
 
 /** `-a` */
@@ -393,11 +443,8 @@ export function strFor(v: PyValue, method: string): string {
  * CPython's parser (non-ASCII decimal digits and spaces accepted, `_` only between digits).
  */
 export function toFloat(v: PyValue): number {
-  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) {
-    throw new PyException('OverflowError', 'int too large to convert to float');
-  }
   const n = asNumber(v);
-  if (n !== undefined) return toF(n);
+  if (n !== undefined) return floatOperand(n);
   if (typeof v !== 'string') {
     throw TypeError_(`float() argument must be a string or a real number, not '${typeName(v)}'`);
   }
@@ -450,23 +497,13 @@ export function toInt(v: PyValue): bigint {
  * 2.675 -> "2.67499999999999982236431605997495353221893310546875".
  */
 function exactDecimal(x: number): string {
-  // Every finite double is m * 2^e exactly; expand with bigint arithmetic.
-  const buf = new DataView(new ArrayBuffer(8));
-  buf.setFloat64(0, Math.abs(x));
-  const bits = buf.getBigUint64(0);
-  const expBits = Number((bits >> 52n) & 0x7ffn);
-  let mant = bits & ((1n << 52n) - 1n);
-  let e: number;
-  if (expBits === 0) e = -1074;
-  else {
-    mant |= 1n << 52n;
-    e = expBits - 1075;
-  }
-  if (e >= 0) return (mant << BigInt(e)).toString();
-  // mant / 2^-e = mant * 5^-e / 10^-e
-  const scaled = (mant * 5n ** BigInt(-e)).toString().padStart(-e + 1, '0');
-  const intPart = scaled.slice(0, scaled.length + e);
-  const frac = scaled.slice(scaled.length + e).replace(/0+$/, '');
+  // Every finite double is man * 2^exp exactly; expand with bigint arithmetic.
+  const { man, exp } = floatParts(Math.abs(x));
+  if (exp >= 0) return (man << BigInt(exp)).toString();
+  // man / 2^-exp = man * 5^-exp / 10^-exp
+  const scaled = (man * 5n ** BigInt(-exp)).toString().padStart(-exp + 1, '0');
+  const intPart = scaled.slice(0, scaled.length + exp);
+  const frac = scaled.slice(scaled.length + exp).replace(/0+$/, '');
   return frac ? `${intPart}.${frac}` : intPart;
 }
 
@@ -524,15 +561,28 @@ export function pyRound(x: PyValue, ndigits?: PyValue): PyValue {
   return Number(formatFixed(n / p, 0)) * p;
 }
 
-/** `sum(values)` with Python's int/float promotion. */
+/** `sum(values)`: left to right from the int 0, each step Python's `+` (Python 3.11: no compensation). */
 export function pySum(values: PyValue[]): PyValue {
   let acc: PyValue = 0n;
-  for (const v of values) {
-    if (typeof v === 'string')
-      throw TypeError_(`unsupported operand type(s) for +: '${typeName(acc)}' and 'str'`);
-    acc = add(acc, v);
-  }
+  for (const v of values) acc = add(acc, v);
   return acc;
+}
+
+/** `min(values)`: the first of equal candidates wins, comparisons as Python's `<`. */
+export function pyMin(values: PyValue[]): PyValue {
+  return extreme(values, 'min', lt);
+}
+
+/** `max(values)`: the first of equal candidates wins, comparisons as Python's `>`. */
+export function pyMax(values: PyValue[]): PyValue {
+  return extreme(values, 'max', gt);
+}
+
+function extreme(values: PyValue[], name: string, better: (a: PyValue, b: PyValue) => boolean): PyValue {
+  if (values.length === 0) throw ValueError_(`${name}() arg is an empty sequence`);
+  let best = values[0]!;
+  for (let i = 1; i < values.length; i++) if (better(values[i]!, best)) best = values[i]!;
+  return best;
 }
 
 /** `str(v)` helper re-exported next to the operators for API code. */
