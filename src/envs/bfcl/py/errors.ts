@@ -1,4 +1,3 @@
-import { repr } from './format.js';
 import type { PyValue } from './values.js';
 import { typeName } from './values.js';
 
@@ -23,10 +22,8 @@ export const IndexError_ = (msg: string) => new PyException('IndexError', msg);
 /** A plain `raise Exception(msg)`. */
 export const Exception_ = (msg: string) => new PyException('Exception', msg);
 
-/** `KeyError(key)`: its str() is the repr of the key, e.g. `'trunk'`. */
-export function KeyError_(key: PyValue): PyException {
-  return new PyException('KeyError', repr(key));
-}
+/** `KeyError(key)`, given the key's repr (its str() is the repr of the key, e.g. `'trunk'`). */
+export const KeyError_ = (keyRepr: string) => new PyException('KeyError', keyRepr);
 
 /** `'int' object has no attribute 'rstrip'`: an attribute looked up on a value of the wrong type. */
 export function AttributeError_(obj: PyValue, attr: string): PyException {

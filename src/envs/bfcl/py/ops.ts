@@ -354,7 +354,7 @@ export function setItem(container: PyValue, key: PyValue, value: PyValue): void 
 export function delItem(d: PyValue, key: PyValue): void {
   if (!(d instanceof Map)) throw TypeError_(`'${typeName(d)}' object does not support item deletion`);
   const k = requireHashable(key);
-  if (!dictDelete(d, k)) throw KeyError_(key);
+  if (!dictDelete(d, k)) throw KeyError_(repr(key));
 }
 
 /** `d.get(key, fallback)` */
@@ -415,7 +415,7 @@ export function getItem(container: PyValue, key: PyValue): PyValue {
   if (container instanceof Map) {
     requireHashable(key);
     const v = dictGet(container as PyDict, key as PyKey);
-    if (v === undefined) throw KeyError_(key);
+    if (v === undefined) throw KeyError_(repr(key));
     return v;
   }
   if (Array.isArray(container) || container instanceof PyTuple || typeof container === 'string') {
