@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { BoundArgs } from '../../src/envs/bfcl/apis/api.js';
 import { GorillaFileSystem, gorillaFileSystem } from '../../src/envs/bfcl/apis/gorillaFileSystem.js';
 import { TaskEnvironment } from '../../src/envs/bfcl/executor.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import { type PyDict, PyTuple, type PyValue, pyEquals } from '../../src/envs/bfcl/py/values.js';
 import { stateHash, stateSnapshot } from '../../src/envs/bfcl/state.js';
+import { callMethod } from '../support/api.js';
 import { type GoldenTrace, readJsonl, sharedData } from '../support/golden.js';
 
 // A small tree like multi_turn_base_1's: alex/workspace/{log.txt, archive/, .hidden_file}.
@@ -21,17 +19,8 @@ function fresh(config = CONFIG): GorillaFileSystem {
   return fs;
 }
 
-/** Call a method the way the executor does and return the result string (or the error text). */
 function call(fs: GorillaFileSystem, name: string, ...args: (PyValue | undefined)[]): string {
-  const spec = gorillaFileSystem.methods[name];
-  if (!spec) throw new Error(`no method ${name}`);
-  const bound: BoundArgs = spec.params.map((_, i) => args[i]);
-  try {
-    return resultToString(spec.run(fs, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(gorillaFileSystem, fs, name, ...args);
 }
 
 describe('GorillaFileSystem basics', () => {

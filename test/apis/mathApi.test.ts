@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { BoundArgs } from '../../src/envs/bfcl/apis/api.js';
-import { type MathApiInstance, mathApi } from '../../src/envs/bfcl/apis/mathApi.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
+import { mathApi } from '../../src/envs/bfcl/apis/mathApi.js';
 import { type PyKey, PyTuple, type PyValue } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
-/** Call a method the way the executor does and return the result string (or the error text). */
+/** Call a method on a fresh instance the way the executor does (result string or error text). */
 function call(name: string, ...args: (PyValue | undefined)[]): string {
-  const spec = mathApi.methods[name];
-  if (!spec) throw new Error(`no method ${name}`);
-  const self: MathApiInstance = mathApi.create();
-  const bound: BoundArgs = spec.params.map((_, i) => args[i]);
-  try {
-    return resultToString(spec.run(self, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(mathApi, mathApi.create(), name, ...args);
 }
 
 /** Compact tagged form of Python argument values used by the reference table below. */

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { BoundArgs } from '../../src/envs/bfcl/apis/api.js';
 import { type MessageApiInstance, messageApi } from '../../src/envs/bfcl/apis/messageApi.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { repr, resultToString } from '../../src/envs/bfcl/py/format.js';
+import { repr } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
 import { toStateJson } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
 function fresh(config = '{}'): MessageApiInstance {
   const api = messageApi.create();
@@ -13,17 +12,8 @@ function fresh(config = '{}'): MessageApiInstance {
   return api;
 }
 
-/** Call a method the way the executor does and return the result string (or the error text). */
 function call(api: MessageApiInstance, name: string, ...args: (PyValue | undefined)[]): string {
-  const spec = messageApi.methods[name];
-  if (!spec) throw new Error(`no method ${name}`);
-  const bound: BoundArgs = spec.params.map((_, i) => args[i]);
-  try {
-    return resultToString(spec.run(api, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(messageApi, api, name, ...args);
 }
 
 // Expected strings come from running the reference class (CPython 3.11).

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { BoundArgs } from '../../src/envs/bfcl/apis/api.js';
 import { type TicketApiInstance, ticketApi } from '../../src/envs/bfcl/apis/ticketApi.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { repr, resultToString } from '../../src/envs/bfcl/py/format.js';
+import { repr } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import type { PyDict, PyKey, PyValue } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
 const CONFIG =
   '{"ticket_queue": [{"id": 1, "status": "Open", "created_by": "u"}, {"ticket_001": {"id": 2}}]}';
@@ -15,17 +14,8 @@ function fresh(config = CONFIG): TicketApiInstance {
   return api;
 }
 
-/** Call a method the way the executor does and return the result string (or the error text). */
 function call(api: TicketApiInstance, name: string, ...args: (PyValue | undefined)[]): string {
-  const spec = ticketApi.methods[name];
-  if (!spec) throw new Error(`no method ${name}`);
-  const bound: BoundArgs = spec.params.map((_, i) => args[i]);
-  try {
-    return resultToString(spec.run(api, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(ticketApi, api, name, ...args);
 }
 
 const updates = (entries: [PyKey, PyValue][]): PyDict => new Map(entries);

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ScenarioContext } from '../../src/envs/bfcl/apis/api.js';
 import { type TradingBotInstance, tradingBot } from '../../src/envs/bfcl/apis/tradingBot.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
 import { dictOf, ELLIPSIS } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
 const plain: ScenarioContext = { longContext: false, constants: undefined };
 /** Tiny stand-ins for the long-context tables (the real ones come from the data directory). */
@@ -29,14 +28,7 @@ function make(configJson = '{}', ctx = plain): TradingBotInstance {
 }
 
 function call(inst: TradingBotInstance, name: string, ...args: (PyValue | undefined)[]): string {
-  const m = tradingBot.methods[name]!;
-  const bound = m.params.map((_, i) => args[i]);
-  try {
-    return resultToString(m.run(inst, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(tradingBot, inst, name, ...args);
 }
 
 const SCENARIO = `{"orders": {"12345": {"symbol": "AAPL", "price": 210.65, "num_shares": 10, "status": "Completed"},

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ScenarioContext } from '../../src/envs/bfcl/apis/api.js';
 import { type TravelApi, travelApi } from '../../src/envs/bfcl/apis/travelApi.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
 import { dictOf, PyTuple, toStateJson } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
 const plain: ScenarioContext = { longContext: false, constants: undefined };
 
@@ -54,16 +53,8 @@ function make(configJson = SCENARIO, ctx = plain): TravelApi {
   return inst;
 }
 
-/** Run a method with positional arguments the way the executor would, returning the result string. */
 function call(inst: TravelApi, name: string, ...args: (PyValue | undefined)[]): string {
-  const m = travelApi.methods[name]!;
-  const bound = m.params.map((_, i) => args[i]);
-  try {
-    return resultToString(m.run(inst, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(travelApi, inst, name, ...args);
 }
 
 const book = (

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ScenarioContext } from '../../src/envs/bfcl/apis/api.js';
 import { type TwitterApiInstance, twitterApi } from '../../src/envs/bfcl/apis/twitterApi.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
 import { toStateJson } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
 const ctx: ScenarioContext = { longContext: false, constants: undefined };
 
@@ -15,16 +14,8 @@ function make(configJson = '{}'): TwitterApiInstance {
   return inst;
 }
 
-/** Runs a method the way the executor does and returns the result string. */
 function call(inst: TwitterApiInstance, name: string, ...args: (PyValue | undefined)[]): string {
-  const m = twitterApi.methods[name]!;
-  const bound = m.params.map((_, i) => args[i]);
-  try {
-    return resultToString(m.run(inst, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(twitterApi, inst, name, ...args);
 }
 
 const SCENARIO = `{"username": "analyst_pro", "password": "pw", "authenticated": true,

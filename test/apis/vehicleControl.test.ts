@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ScenarioContext } from '../../src/envs/bfcl/apis/api.js';
 import { type VehicleControl, vehicleControl } from '../../src/envs/bfcl/apis/vehicleControl.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
 import { dictOf, toStateJson } from '../../src/envs/bfcl/py/values.js';
+import { callMethod } from '../support/api.js';
 
 const plain: ScenarioContext = { longContext: false, constants: undefined };
 
@@ -36,16 +35,8 @@ function make(configJson = SCENARIO, ctx = plain): VehicleControl {
   return inst;
 }
 
-/** Run a method with positional arguments the way the executor would, returning the result string. */
 function call(inst: VehicleControl, name: string, ...args: (PyValue | undefined)[]): string {
-  const m = vehicleControl.methods[name]!;
-  const bound = m.params.map((_, i) => args[i]);
-  try {
-    return resultToString(m.run(inst, bound));
-  } catch (e) {
-    if (e instanceof PyException) return `Error during execution: ${e.message}`;
-    throw e;
-  }
+  return callMethod(vehicleControl, inst, name, ...args);
 }
 
 const stateOf = (inst: VehicleControl, attr: string) => toStateJson(inst.publicState().get(attr)!);

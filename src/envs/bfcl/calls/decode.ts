@@ -7,7 +7,7 @@
 import { repr } from '../py/format.js';
 import { parsePyJson } from '../py/json.js';
 import type { PyValue } from '../py/values.js';
-import { type Expr, literalValue, parsePythonExpression } from './parse.js';
+import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
 
 /** `name(k=repr(v), ...)` from a structured call; arguments may be an object or its JSON text. */
 export function structuredCallToString(name: string, args: unknown): string {
@@ -19,15 +19,6 @@ export function structuredCallToString(name: string, args: unknown): string {
   const parts: string[] = [];
   for (const [k, v] of parsed) parts.push(`${String(k)}=${repr(v)}`);
   return `${name}(${parts.join(',')})`;
-}
-
-function calleeName(e: Expr): string | undefined {
-  if (e.kind === 'name') return e.name;
-  if (e.kind === 'attribute') {
-    const base = calleeName(e.object);
-    return base === undefined ? undefined : `${base}.${e.attr}`;
-  }
-  return undefined;
 }
 
 function callToString(e: Expr): string {

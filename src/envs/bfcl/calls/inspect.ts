@@ -6,7 +6,7 @@
 import type { ParamSpec } from '../apis/api.js';
 import { repr } from '../py/format.js';
 import { type JsonValue, PyOpaque, PySet, PyTuple, type PyValue } from '../py/values.js';
-import { type Expr, literalValue, parsePythonExpression } from './parse.js';
+import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
 
 export interface InspectedCall {
   /** the called name (`a.b` for dotted names), null when the text is not a call */
@@ -33,15 +33,6 @@ export function pyToJson(v: PyValue): JsonValue {
   return v.toStateJson();
 }
 
-function calleeName(e: Expr): string | null {
-  if (e.kind === 'name') return e.name;
-  if (e.kind === 'attribute') {
-    const base = calleeName(e.object);
-    return base === null ? null : `${base}.${e.attr}`;
-  }
-  return null;
-}
-
 export function inspectCall(
   call: string,
   paramsOf: (name: string) => readonly ParamSpec[] | undefined,
@@ -53,7 +44,7 @@ export function inspectCall(
     return { name: null, args: null, problem: `not valid call syntax: ${(e as Error).message}` };
   }
   if (expr.kind !== 'call') return { name: null, args: null, problem: 'not a function call' };
-  const name = calleeName(expr.callee);
+  const name = calleeName(expr.callee) ?? null;
   if (name === null) return { name: null, args: null, problem: 'the called thing is not a name' };
   const params = paramsOf(name);
   const args: Record<string, JsonValue> = {};

@@ -756,6 +756,16 @@ export function parsePythonExpression(src: string): Expr {
   return new Parser(tokenize(src)).parseEval();
 }
 
+/** The dotted name a call expression calls (`ls`, `a.b`), or undefined when it is not a name. */
+export function calleeName(e: Expr): string | undefined {
+  if (e.kind === 'name') return e.name;
+  if (e.kind === 'attribute') {
+    const base = calleeName(e.object);
+    return base === undefined ? undefined : `${base}.${e.attr}`;
+  }
+  return undefined;
+}
+
 /** The literal value of an expression made only of literals, or undefined. */
 export function literalValue(e: Expr): PyValue | undefined {
   switch (e.kind) {
