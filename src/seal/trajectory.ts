@@ -77,7 +77,12 @@ export interface Trajectory {
   readonly checkerError?: string;
 }
 
-/** Whether a result string reports a failed execution. */
+/**
+ * Whether a result string reports a failed execution: the executor's error, or a result object
+ * with an `error` field. Deliberately narrower than the interface's notion of a failed result
+ * (which also reads e.g. `verification_failure`): some ground-truth calls return such negative
+ * outcomes on purpose, and they must not count as execution errors or as a broken ground truth.
+ */
 export function isExecutionError(output: string): boolean {
   if (output.startsWith('Error during execution: ')) return true;
   if (!output.startsWith('{')) return false;
