@@ -11,9 +11,9 @@
 import { AttributeError_, IndexError_, ValueError_ } from '../py/errors.js';
 import { str } from '../py/format.js';
 import { add, contains, dictValues, iterate, listFor, requireHashable, strFor, truthy } from '../py/ops.js';
-import { PyRandom } from '../py/random.js';
+import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
 import type { PyDict, PyKey, PyList, PyValue } from '../py/values.js';
-import { dictGet, dictOf, dictSet, findKey, PySet, pyEquals, typeName } from '../py/values.js';
+import { dictGet, dictOf, dictSet, findKey, PySet, pyEquals } from '../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { req } from './api.js';
 
@@ -77,12 +77,10 @@ export class MessageApiInstance implements BfclApi {
   loadScenario(config: PyDict, _ctx: ScenarioContext): void {
     const defaults = defaultState();
     const pick = (key: string): PyValue => (config.has(key) ? config.get(key)! : defaults.get(key)!);
-    const seed = config.has('random_seed') ? config.get('random_seed')! : DEFAULT_RANDOM_SEED;
-    if (typeof seed !== 'bigint' && typeof seed !== 'boolean') {
-      // Python would hash other seed types; no scenario sets a seed at all.
-      throw new Error(`MessageAPI: unsupported random_seed of type ${typeName(seed)}`);
-    }
-    this.random = new PyRandom(typeof seed === 'boolean' ? (seed ? 1n : 0n) : seed);
+    this.random = randomFromScenarioSeed(
+      config.has('random_seed') ? config.get('random_seed')! : DEFAULT_RANDOM_SEED,
+      'MessageAPI',
+    );
     this.generated_ids = pick('generated_ids');
     this.user_count = pick('user_count');
     this.user_map = pick('user_map');

@@ -38,7 +38,7 @@ import {
   toInt,
   truthy,
 } from '../py/ops.js';
-import { PyRandom } from '../py/random.js';
+import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
 import type { PyDict, PyList, PyValue } from '../py/values.js';
 import { dictOf, dictSet, pyDict, pyEquals, typeName } from '../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
@@ -229,9 +229,7 @@ export class TradingBotInstance implements BfclApi {
     this.watch_list = pick('watch_list');
     this.transaction_history = pick('transaction_history');
     this.long_context = ctx.longContext;
-    const seed = pick('random_seed');
-    if (typeof seed !== 'bigint') throw new Error(`TradingBot: unsupported random_seed ${repr(seed)}`);
-    this.random = new PyRandom(seed);
+    this.random = randomFromScenarioSeed(pick('random_seed'), 'TradingBot');
     this.tables = ctx.longContext
       ? {
           watchList: longContextConstant(ctx, 'WATCH_LIST_EXTENSION'),

@@ -25,7 +25,7 @@ import {
   toFloat,
   truediv,
 } from '../py/ops.js';
-import { PyRandom } from '../py/random.js';
+import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
 import { intOfDigits, pyIsDigit } from '../py/text.js';
 import {
   deepCopy,
@@ -198,17 +198,6 @@ function scenarioValue(config: PyDict, key: string, fallback: PyValue): PyValue 
   return v === undefined ? fallback : v;
 }
 
-/** The seed `random.Random(seed)` works with (no scenario in the data sets `random_seed`). */
-function seedOf(v: PyValue): bigint | number {
-  if (typeof v === 'bigint') return v;
-  // Random(5.0) seeds with hash(5.0) == 5, Random(True) with 1.
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'boolean') return v ? 1n : 0n;
-  // Random(None) seeds from the OS.
-  if (v === null) return BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Date.now());
-  throw TypeError_(`random_seed of type '${typeName(v)}' is not supported by this port`);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 export class TravelApi implements BfclApi {
@@ -228,7 +217,10 @@ export class TravelApi implements BfclApi {
   private random = new PyRandom(DEFAULT_RANDOM_SEED);
 
   loadScenario(config: PyDict, ctx: ScenarioContext): void {
-    this.random = new PyRandom(seedOf(scenarioValue(config, 'random_seed', DEFAULT_RANDOM_SEED)));
+    this.random = randomFromScenarioSeed(
+      scenarioValue(config, 'random_seed', DEFAULT_RANDOM_SEED),
+      'TravelAPI',
+    );
     for (const key of STATE_KEYS) {
       const v = config.get(key);
       this[key] = v === undefined ? defaultState(key) : v;

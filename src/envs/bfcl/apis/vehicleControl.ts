@@ -1,13 +1,3 @@
-/**
- * VehicleControlAPI: the car class of the BFCL multi-turn environment (reference:
- * `vehicle_control.py`, SPEC 8.8).
- *
- * State fields are plain `PyValue`s: scenarios and calls may hand the reference any Python
- * value, and every operation on them goes through the `py/ops` helpers so that odd types fail
- * with CPython's exact error text. Several methods assign state before an operation that can
- * raise; that order is kept, because the partial update is observable.
- */
-import { TypeError_ } from '../py/errors.js';
 import {
   add,
   getItem,
@@ -23,9 +13,9 @@ import {
   truediv,
   truthy,
 } from '../py/ops.js';
-import { PyRandom } from '../py/random.js';
+import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
 import { joinStrings } from '../py/text.js';
-import { deepCopy, dictOf, type PyDict, type PyValue, pyEquals, typeName } from '../py/values.js';
+import { deepCopy, dictOf, type PyDict, type PyValue, pyEquals } from '../py/values.js';
 import { type ApiClass, type BfclApi, longContextConstant, opt, req, type ScenarioContext } from './api.js';
 
 const DEFAULT_RANDOM_SEED = 141053n;
@@ -117,17 +107,6 @@ function scenarioValue(config: PyDict, key: string, fallback: PyValue): PyValue 
   return v === undefined ? fallback : v;
 }
 
-/** The seed `random.Random(seed)` works with (no scenario in the data sets `random_seed`). */
-function seedOf(v: PyValue): bigint | number {
-  if (typeof v === 'bigint') return v;
-  // Random(5.0) seeds with hash(5.0) == 5, Random(True) with 1.
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'boolean') return v ? 1n : 0n;
-  // Random(None) seeds from the OS.
-  if (v === null) return BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Date.now());
-  throw TypeError_(`random_seed of type '${typeName(v)}' is not supported by this port`);
-}
-
 export class VehicleControl implements BfclApi {
   readonly className = 'VehicleControlAPI' as const;
 
@@ -153,7 +132,10 @@ export class VehicleControl implements BfclApi {
   }
 
   loadScenario(config: PyDict, ctx: ScenarioContext): void {
-    this.random = new PyRandom(seedOf(scenarioValue(config, 'random_seed', DEFAULT_RANDOM_SEED)));
+    this.random = randomFromScenarioSeed(
+      scenarioValue(config, 'random_seed', DEFAULT_RANDOM_SEED),
+      'VehicleControlAPI',
+    );
     for (const [field, key, makeDefault] of PUBLIC_FIELDS) {
       const v = config.get(key);
       this.set(field, v === undefined ? makeDefault() : v);

@@ -3,6 +3,9 @@
  * `getrandbits`, `randint` (via `_randbelow`) and `random`/`uniform`. Ground truths quote the
  * ids these produce, so the stream must be bit-identical to CPython's MT19937.
  */
+import { repr } from './format.js';
+import type { PyValue } from './values.js';
+
 const N = 624;
 const M = 397;
 
@@ -128,4 +131,17 @@ export class PyRandom {
   uniform(a: number, b: number): number {
     return a + (b - a) * this.random();
   }
+}
+
+/**
+ * The generator a class builds from its scenario's `random_seed`. Integers (and what Python
+ * hashes to the same integer: bools, integral floats) seed as `random.Random(seed)` does. No BFCL
+ * task sets a seed; anything else (None means OS entropy in Python) would make runs
+ * irreproducible, so it is refused with a clear error.
+ */
+export function randomFromScenarioSeed(seed: PyValue, owner: string): PyRandom {
+  if (typeof seed === 'bigint') return new PyRandom(seed);
+  if (typeof seed === 'boolean') return new PyRandom(seed ? 1n : 0n);
+  if (typeof seed === 'number' && Number.isInteger(seed)) return new PyRandom(BigInt(seed));
+  throw new Error(`${owner}: random_seed ${repr(seed)} is not supported; give an integer seed`);
 }
