@@ -1,0 +1,35 @@
+/**
+ * The contract of a tool-call format: how tools are presented to a policy, how its output is
+ * decoded into call strings (parsed, never evaluated), and how the exchange goes back into the
+ * chat history. Implementations: formats/native.ts (API `tools` / `tool_calls`),
+ * formats/hermes.ts (`<tool_call>{...}</tool_call>` in text, Qwen style), formats/python.ts
+ * (BFCL prompting style `[func(arg=value), ...]`).
+ */
+import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
+import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import type { ChatMessage, Completion } from '../policy/policy.js';
+import type { DecodedStep } from './recorder.js';
+
+export type ToolCallFormat = 'native' | 'hermes' | 'python';
+export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ['native', 'hermes', 'python'];
+
+export interface FormatAdapter {
+  readonly format: ToolCallFormat;
+  /**
+   * The system prompt every method shares for this format: the task framing and, for the text
+   * formats, the tool schemas rendered in it. `tools` are what the policy may call this turn.
+   */
+  systemPrompt(tools: readonly OpenAiTool[]): string;
+  /** what goes in the request's `tools` field (native only) */
+  requestTools(tools: readonly OpenAiTool[]): readonly OpenAiTool[] | undefined;
+  /** the user message of the miss_func turn that reveals held-out functions */
+  addedFunctionsMessage(added: readonly FunctionDoc[], fixedText: string): string;
+  /** a completion -> call strings, a text answer, or a parse error (with the reason) */
+  decode(completion: Completion): DecodedStep;
+  /** the assistant message to append to the history for this completion */
+  assistantMessage(completion: Completion): ChatMessage;
+  /** the messages carrying tool results back (one per call, in order) */
+  toolResultMessages(completion: Completion, decoded: DecodedStep, results: readonly string[]): ChatMessage[];
+  /** the message telling the policy its output did not parse (the environment's answer) */
+  parseErrorMessage(completion: Completion, error: string): ChatMessage[];
+}

@@ -1,0 +1,50 @@
+/**
+ * The policy contract: chat messages in, assistant output out (text, native tool calls, and the
+ * token ids and logprobs when the backend returns them). Every sampler implements it: an
+ * OpenAI-compatible server, the embedded model, a Tinker-compatible service.
+ */
+import type { OpenAiTool } from '../envs/bfcl/tools.js';
+
+export interface NativeToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
+export type ChatMessage =
+  | { readonly role: 'system' | 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string | null; readonly tool_calls?: readonly NativeToolCall[] }
+  | { readonly role: 'tool'; readonly content: string; readonly tool_call_id: string };
+
+export interface SamplingOptions {
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly maxTokens?: number;
+  readonly stop?: readonly string[];
+  readonly seed?: number;
+}
+
+export interface CompletionRequest extends SamplingOptions {
+  readonly messages: readonly ChatMessage[];
+  /** native tool calling only: the tools offered through the API's `tools` field */
+  readonly tools?: readonly OpenAiTool[];
+}
+
+export interface Completion {
+  /** the assistant's text ('' when it only called tools) */
+  readonly text: string;
+  /** native tool calls, when the backend returned structured calls */
+  readonly toolCalls?: readonly NativeToolCall[];
+  readonly finishReason?: string;
+  /** completion token ids and their logprobs, when the backend returns them */
+  readonly tokenIds?: readonly number[];
+  readonly logprobs?: readonly number[];
+  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
+  readonly latencyMs: number;
+}
+
+export interface Policy {
+  /** a short name for records and tables (the model name for a server) */
+  readonly name: string;
+  complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion>;
+}
