@@ -53,6 +53,21 @@ export class EpisodeRecorder {
     return outcome;
   }
 
+  /** The step recorded last in the current turn. */
+  lastStep(): StepRecord | undefined {
+    const turn = this.steps[this.episode.turn]!;
+    return turn[turn.length - 1];
+  }
+
+  /**
+   * Record output that did not parse, without ending the turn: the training protocol answers it
+   * with an error message and lets the policy retry (the official inference loop instead ends the
+   * turn: use `step({kind: 'parse_error'})` for that).
+   */
+  rejectStep(error: string, meta: StepMeta = {}): void {
+    this.steps[this.episode.turn]!.push({ ...meta, parseError: error, calls: [] });
+  }
+
   /** Advance to the next user turn; false when the dialogue is over. */
   nextTurn(): boolean {
     const more = this.episode.nextTurn();

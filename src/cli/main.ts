@@ -3,6 +3,10 @@ import { Command, Option } from 'commander';
 import { DATA_DIR_ENV, defaultCacheDir, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import { BASE_URL_ENV, pullBfcl } from '../envs/bfcl/data/pull.js';
 import { DataMissingError, loadBfclData } from '../envs/bfcl/data/tasks.js';
+import { CompareError } from '../eval/compare.js';
+import { RunFolderError } from '../eval/run.js';
+import { ModelServerError } from '../policy/openai.js';
+import { type EvalFlags, runCompareCommand, runEvalCommand } from './eval.js';
 import { runVerify, UsageError } from './verify.js';
 
 const program = new Command();
@@ -43,6 +47,45 @@ program
     },
   );
 
+program
+  .command('eval')
+  .description('Evaluate a model served by an OpenAI-compatible server on BFCL multi-turn (strict protocol)')
+  .addOption(new Option('--suite <name>', 'task suite').choices(['bfcl']).default('bfcl'))
+  .option('--split <split>', 'test, train, all, or comma-separated task ids', 'test')
+  .requiredOption('--model <name>', 'model name as the server knows it')
+  .option(
+    '--base-url <url>',
+    'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
+  )
+  .option('--api-key-env <var>', 'environment variable holding the API key', 'OPENAI_API_KEY')
+  .addOption(
+    new Option('--format <format>', 'tool-call format')
+      .choices(['native', 'hermes', 'python'])
+      .default('native'),
+  )
+  .option('--concurrency <n>', 'tasks in flight at once', '8')
+  .option('--temperature <t>', 'sampling temperature', '0')
+  .option('--top-p <p>', 'nucleus sampling')
+  .option('--max-tokens <n>', 'completion length limit per step')
+  .option('--seed <n>', 'sampling seed, when the server supports it')
+  .option('--stop <text...>', 'stop sequences')
+  .option('--extra-body <json>', 'extra request fields, e.g. \'{"return_token_ids": true}\' for vLLM')
+  .option('--logprobs', 'ask for token logprobs and keep them in the trajectories')
+  .option('--timeout <seconds>', 'per-request timeout', '300')
+  .option('--retries <n>', 'retries on 429, 5xx, timeouts and network errors', '3')
+  .requiredOption('--out <dir>', 'run folder; rerunning into it resumes')
+  .addOption(dataDirOption())
+  .action(async (opts: EvalFlags & { dataDir?: string }) => {
+    const data = loadBfclData(resolveDataDir(opts.dataDir));
+    await runEvalCommand(data, opts, (s) => console.log(s));
+  });
+
+program
+  .command('compare')
+  .description('Compare evaluation runs side by side (Table 1 layout, differences to the first)')
+  .argument('<dirs...>', 'run folders written by seal eval')
+  .action((dirs: string[]) => runCompareCommand(dirs, (s) => console.log(s)));
+
 const data = program.command('data').description('Manage task data');
 data
   .command('pull')
@@ -76,9 +119,17 @@ data
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  if (e instanceof UsageError || e instanceof DataMissingError) {
+  if (
+    e instanceof UsageError ||
+    e instanceof DataMissingError ||
+    e instanceof RunFolderError ||
+    e instanceof CompareError
+  ) {
     console.error(`seal: ${e.message}`);
     process.exitCode = 2;
+  } else if (e instanceof ModelServerError) {
+    console.error(`seal: ${e.message}\nTasks that finished are kept; rerun the same command to continue.`);
+    process.exitCode = 1;
   } else {
     throw e;
   }

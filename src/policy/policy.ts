@@ -13,7 +13,11 @@ export interface NativeToolCall {
 
 export type ChatMessage =
   | { readonly role: 'system' | 'user'; readonly content: string }
-  | { readonly role: 'assistant'; readonly content: string | null; readonly tool_calls?: readonly NativeToolCall[] }
+  | {
+      readonly role: 'assistant';
+      readonly content: string | null;
+      readonly tool_calls?: readonly NativeToolCall[];
+    }
   | { readonly role: 'tool'; readonly content: string; readonly tool_call_id: string };
 
 export interface SamplingOptions {

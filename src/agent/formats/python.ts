@@ -1,0 +1,197 @@
+/**
+ * BFCL prompting style: the system prompt lists the tool docs as JSON and asks for calls written
+ * as a Python list, `[func_name1(params_name1=params_value1, ...), func_name2(params)]`, and
+ * nothing else (the wording follows BFCL's default prompting system prompt). The call list is
+ * parsed by `decodePythonCallList`, never evaluated.
+ *
+ * Decoding rules:
+ * - reasoning is dropped first (`<think>` blocks, see `stripThinking`);
+ * - call lists are found where they are clearly delimited: a code fence (```python, ```py,
+ *   ```tool_code or a bare ```) whose content starts like a call (`[name(`, `[]` or `name(`),
+ *   and, outside fences, a line that starts with `[name(` or `[]` (the list runs to its matching
+ *   `]`, brackets inside strings ignored); prose around them is ignored and several lists are
+ *   concatenated in order;
+ * - without such a list, a whole text that is a bare call `name(...)` (or several, comma
+ *   separated) counts as a list, as BFCL's decoder allows;
+ * - anything else is a text answer, and so is an empty list `[]`;
+ * - a delimited list that does not parse (syntax, non-literal arguments, a non-call item) is a
+ *   parse error carrying the parser's message.
+ *
+ * Tool results go back as one `user` message: a header line, then per call, in order, the call
+ * string on its own line followed by its result, calls separated by a blank line (see
+ * `pythonResultsText`). BFCL's prompting handlers use a `tool` role message named by the call;
+ * chat templates without tool calls render that as plain text, which this mirrors.
+ */
+import { decodePythonCallList } from '../../envs/bfcl/calls/decode.js';
+import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
+import type { ChatMessage, Completion } from '../../policy/policy.js';
+import type { FormatAdapter } from '../format.js';
+import type { DecodedStep } from '../recorder.js';
+import { BASE_SYSTEM_PROMPT, errorText, guardDecode, invalidFormatText, stripThinking } from './common.js';
+
+export const PYTHON_CALL_FORMAT =
+  '[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]';
+
+/** Tool docs as BFCL's prompting prompt shows them: a JSON list of the functions, indented by 4. */
+export function functionDocsJson(tools: readonly OpenAiTool[]): string {
+  return JSON.stringify(
+    tools.map((t) => t.function),
+    null,
+    4,
+  );
+}
+
+export function pythonToolsSection(tools: readonly OpenAiTool[]): string {
+  return [
+    'If you decide to call any of the functions, your response MUST be only the calls, in the ' +
+      `format ${PYTHON_CALL_FORMAT}, with literal argument values. Do not add any other text to ` +
+      'such a response.',
+    `Here is a list of functions in JSON format that you can invoke.\n${functionDocsJson(tools)}`,
+  ].join('\n\n');
+}
+
+/** `[name(` or `[]` (with spaces allowed) at the start of s */
+const LIST_START = /^\[\s*(?:[A-Za-z_][A-Za-z0-9_.]*\s*\(|\])/;
+const LIST_START_AT = new RegExp(LIST_START.source.slice(1), 'y');
+/** `name(` at the start of s */
+const CALL_START = /^[A-Za-z_][A-Za-z0-9_.]*\s*\(/;
+
+function looksLikeCalls(s: string): boolean {
+  return LIST_START.test(s) || (CALL_START.test(s) && s.endsWith(')'));
+}
+
+/**
+ * The end (exclusive) of the bracketed list that starts at `start` (a `[`): the matching `]`,
+ * skipping brackets inside Python string literals. The text's end when it never closes.
+ */
+function listEnd(text: string, start: number): number {
+  let depth = 0;
+  let i = start;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      const triple = text.startsWith(c.repeat(3), i);
+      const q = triple ? c.repeat(3) : c;
+      i += q.length;
+      while (i < text.length && !text.startsWith(q, i)) {
+        if (text[i] === '\\') i++;
+        else if (!triple && text[i] === '\n') break;
+        i++;
+      }
+      i += q.length;
+      continue;
+    }
+    if (c === '[' || c === '(' || c === '{') depth++;
+    else if (c === ']' || c === ')' || c === '}') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
+  }
+  return text.length;
+}
+
+/** The clearly delimited call lists in a text (see the module's rules), in order. */
+export function callListCandidates(text: string): string[] {
+  const out: string[] = [];
+  const lines = text.split('\n');
+  // offset of each line in text
+  const offsets: number[] = [];
+  let off = 0;
+  for (const l of lines) {
+    offsets.push(off);
+    off += l.length + 1;
+  }
+  let skipUntil = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (offsets[i]! < skipUntil) continue;
+    const line = lines[i]!.trim();
+    if (line.startsWith('```')) {
+      let inside: string;
+      if (line.length >= 6 && line.endsWith('```')) {
+        inside = line.slice(3, -3).trim(); // ```[f(a=1)]``` on one line
+      } else {
+        let j = i + 1;
+        while (j < lines.length && !lines[j]!.trim().startsWith('```')) j++;
+        inside = lines
+          .slice(i + 1, j)
+          .join('\n')
+          .trim();
+        i = j;
+      }
+      if (looksLikeCalls(inside))
+        out.push(inside.startsWith('[') ? inside.slice(0, listEnd(inside, 0)) : inside);
+      continue;
+    }
+    const start = offsets[i]! + lines[i]!.indexOf('[');
+    LIST_START_AT.lastIndex = start;
+    if (line.startsWith('[') && LIST_START_AT.test(text)) {
+      const end = listEnd(text, start);
+      out.push(text.slice(start, end));
+      skipUntil = end;
+    }
+  }
+  return out;
+}
+
+function decodePython(text: string): DecodedStep {
+  const s = stripThinking(text).trim();
+  if (s === '') return { kind: 'text' };
+  let candidates = callListCandidates(s);
+  if (candidates.length === 0 && CALL_START.test(s) && s.endsWith(')')) candidates = [s];
+  if (candidates.length === 0) return { kind: 'text' };
+  const calls: string[] = [];
+  for (const c of candidates) {
+    try {
+      calls.push(...decodePythonCallList(c));
+    } catch (e) {
+      return { kind: 'parse_error', error: errorText(e) };
+    }
+  }
+  return calls.length === 0 ? { kind: 'text' } : { kind: 'calls', calls };
+}
+
+/** The user message carrying a step's results back: each call string, then its result. */
+export function pythonResultsText(calls: readonly string[], results: readonly string[]): string {
+  const parts = calls.map((c, i) => `${c}\n${results[i]!}`);
+  return `Results of your function calls, in order:\n\n${parts.join('\n\n')}`;
+}
+
+export const pythonFormat: FormatAdapter = {
+  format: 'python',
+
+  systemPrompt(tools: readonly OpenAiTool[]): string {
+    return `${BASE_SYSTEM_PROMPT}\n\n${pythonToolsSection(tools)}`;
+  },
+
+  requestTools(): undefined {
+    return undefined;
+  },
+
+  addedFunctionsMessage(added, fixedText: string): string {
+    return `${functionDocsJson(added.map(toOpenAiTool))}\n${fixedText}`;
+  },
+
+  decode(completion: Completion): DecodedStep {
+    return guardDecode(() => decodePython(typeof completion.text === 'string' ? completion.text : ''));
+  },
+
+  assistantMessage(completion: Completion): ChatMessage {
+    return { role: 'assistant', content: completion.text };
+  },
+
+  toolResultMessages(
+    _completion: Completion,
+    decoded: DecodedStep,
+    results: readonly string[],
+  ): ChatMessage[] {
+    if (decoded.kind !== 'calls') return [];
+    if (results.length !== decoded.calls.length)
+      throw new Error(`${results.length} results for ${decoded.calls.length} calls`);
+    return [{ role: 'user', content: pythonResultsText(decoded.calls, results) }];
+  },
+
+  parseErrorMessage(_completion: Completion, error: string): ChatMessage[] {
+    return [{ role: 'user', content: invalidFormatText(error) }];
+  },
+};

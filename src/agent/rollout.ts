@@ -1,0 +1,167 @@
+/**
+ * The rollout loop: plays a whole BFCL task with a policy, the way the official inference loop
+ * does (user turns, the miss_func reveal turn, steps until the policy stops calling tools, the
+ * 20-step limit), optionally through the training-time interface, and returns the trajectory
+ * record with everything a trainer needs (raw text, token ids and logprobs, calls, results,
+ * latencies, usage).
+ */
+import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { ADDITIONAL_FUNCTION_MESSAGE, MAX_STEPS_PER_TURN } from '../envs/bfcl/episode.js';
+import type { ChatMessage, Completion, Policy, SamplingOptions } from '../policy/policy.js';
+import type { InterfaceState } from '../seal/interface/state.js';
+import {
+  decorateSystemPrompt,
+  decorateToolResult,
+  decorateTools,
+  parseFailureHelp,
+  type TrainingContext,
+} from '../seal/interface.js';
+import type { Trajectory } from '../seal/trajectory.js';
+import type { FormatAdapter } from './format.js';
+import { EpisodeRecorder, type StepMeta } from './recorder.js';
+import type { CallRecorder } from './trajectory.js';
+
+export interface TrainingInterface {
+  readonly ctx: TrainingContext;
+  readonly state: InterfaceState;
+}
+
+export interface RolloutOptions {
+  readonly format: FormatAdapter;
+  readonly sampling?: SamplingOptions;
+  /**
+   * What happens to output that does not parse: `end_turn` is the official BFCL inference loop
+   * (strict evaluation); `reply` is the SEAL env service (training): an error message goes back
+   * and the policy may retry, each retry counting toward the step limit.
+   */
+  readonly onParseError?: 'end_turn' | 'reply';
+  /** training only: the evolved interface shown to the policy */
+  readonly trainingInterface?: TrainingInterface;
+  readonly signal?: AbortSignal;
+  readonly recorder?: CallRecorder;
+  readonly maxStepsPerTurn?: number;
+}
+
+function stepMeta(c: Completion): StepMeta {
+  const raw = c.toolCalls?.length
+    ? `${c.text}${c.text ? '\n' : ''}${c.toolCalls.map((t) => JSON.stringify({ name: t.function.name, arguments: t.function.arguments })).join('\n')}`
+    : c.text;
+  return {
+    rawText: raw,
+    latencyMs: c.latencyMs,
+    ...(c.tokenIds ? { tokenIds: c.tokenIds } : {}),
+    ...(c.logprobs ? { logprobs: c.logprobs } : {}),
+    ...(c.usage ? { usage: c.usage } : {}),
+  };
+}
+
+export async function rollout(
+  task: BfclTask,
+  data: BfclData,
+  policy: Policy,
+  options: RolloutOptions,
+): Promise<Trajectory> {
+  const { format } = options;
+  const ti = options.trainingInterface;
+  const maxSteps = options.maxStepsPerTurn ?? MAX_STEPS_PER_TURN;
+  const rec = new EpisodeRecorder(task, data, {
+    modelName: policy.name,
+    ...(options.recorder ? { recorder: options.recorder } : {}),
+  });
+  const ep = rec.episode;
+  const first = ep.observe();
+  const shownTools = (tools: typeof first.tools) =>
+    ti ? decorateTools(ti.ctx, ti.state, tools) : [...tools];
+  const basePrompt = format.systemPrompt(shownTools(first.tools));
+  const messages: ChatMessage[] = [
+    { role: 'system', content: ti ? decorateSystemPrompt(ti.ctx, ti.state, basePrompt) : basePrompt },
+  ];
+
+  let running = true;
+  while (running) {
+    const obs = ep.observe();
+    const tools = shownTools(obs.tools);
+    if (obs.functionsAdded) {
+      messages.push({
+        role: 'user',
+        content: format.addedFunctionsMessage(obs.functionsAdded, ADDITIONAL_FUNCTION_MESSAGE),
+      });
+    } else {
+      for (const m of obs.messages) messages.push({ role: 'user', content: m.content });
+    }
+    const toolNames = obs.functions.map((f) => f.name);
+    let attempts = 0;
+    for (;;) {
+      const completion = await policy.complete(
+        {
+          ...options.sampling,
+          messages,
+          ...(format.requestTools(tools) ? { tools: format.requestTools(tools)! } : {}),
+        },
+        options.signal,
+      );
+      attempts++;
+      const decoded = format.decode(completion);
+      messages.push(format.assistantMessage(completion));
+      const meta = stepMeta(completion);
+      if (decoded.kind === 'calls') {
+        const outcome = rec.step(decoded, meta);
+        const records = rec.lastStep()!.calls;
+        const shown = outcome.results.map((r, i) =>
+          ti
+            ? decorateToolResult(ti.ctx, ti.state, r, {
+                call: decoded.calls[i]!,
+                ...(records[i]?.name ? { name: records[i]!.name! } : {}),
+                issues: [...(records[i]?.argumentIssues ?? [])],
+                functions: obs.functions,
+              })
+            : r,
+        );
+        messages.push(...format.toolResultMessages(completion, decoded, shown));
+        if (outcome.status === 'force_quit') {
+          running = false;
+          break;
+        }
+        continue;
+      }
+      if (
+        decoded.kind === 'parse_error' &&
+        (options.onParseError ?? 'end_turn') === 'reply' &&
+        attempts < maxSteps
+      ) {
+        rec.rejectStep(decoded.error, meta);
+        const help = ti
+          ? parseFailureHelp(ti.ctx, ti.state, { format: format.format, toolNames, error: decoded.error })
+          : undefined;
+        const reply = format.parseErrorMessage(
+          completion,
+          help ? `${decoded.error}\n${help}` : decoded.error,
+        );
+        messages.push(...reply);
+        continue;
+      }
+      rec.step(decoded, meta);
+      break;
+    }
+    if (running) running = rec.nextTurn();
+  }
+  return rec.finish();
+}
+
+/** Run `work` over `items` with at most `limit` in flight, preserving nothing but completion order. */
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}

@@ -1,0 +1,109 @@
+/** `seal eval` and `seal compare`: flag parsing and output; the work is in eval/. */
+import type { ToolCallFormat } from '../agent/format.js';
+import type { BfclData } from '../envs/bfcl/data/tasks.js';
+import { compareTable } from '../eval/compare.js';
+import { type EvalRunConfig, runEval } from '../eval/run.js';
+import { OpenAiCompatiblePolicy } from '../policy/openai.js';
+import type { SamplingOptions } from '../policy/policy.js';
+import { progressBar } from './progress.js';
+import { splitIds, UsageError } from './verify.js';
+
+export interface EvalFlags {
+  readonly suite: 'bfcl';
+  readonly split: string;
+  readonly model: string;
+  readonly baseUrl?: string;
+  readonly apiKeyEnv: string;
+  readonly format: ToolCallFormat;
+  readonly concurrency: string;
+  readonly temperature: string;
+  readonly topP?: string;
+  readonly maxTokens?: string;
+  readonly seed?: string;
+  readonly stop?: string[];
+  readonly extraBody?: string;
+  readonly logprobs?: boolean;
+  readonly timeout: string;
+  readonly retries: string;
+  readonly out: string;
+}
+
+function num(
+  flag: string,
+  value: string | undefined,
+  opts: { int?: boolean; min?: number } = {},
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || (opts.min !== undefined && n < opts.min)) {
+    throw new UsageError(
+      `${flag} must be ${opts.int ? 'an integer' : 'a number'}${opts.min !== undefined ? ` >= ${opts.min}` : ''}, got "${value}".`,
+    );
+  }
+  return n;
+}
+
+export async function runEvalCommand(
+  data: BfclData,
+  flags: EvalFlags,
+  print: (s: string) => void,
+): Promise<void> {
+  const baseUrl = flags.baseUrl ?? process.env.OPENAI_BASE_URL;
+  if (!baseUrl)
+    throw new UsageError(
+      'give --base-url URL (the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) or set OPENAI_BASE_URL.',
+    );
+  let extraBody: Record<string, unknown> | undefined;
+  if (flags.extraBody) {
+    try {
+      extraBody = JSON.parse(flags.extraBody) as Record<string, unknown>;
+    } catch {
+      throw new UsageError(
+        `--extra-body must be a JSON object, e.g. '{"return_token_ids": true}'; got ${flags.extraBody}`,
+      );
+    }
+    if (typeof extraBody !== 'object' || extraBody === null || Array.isArray(extraBody)) {
+      throw new UsageError('--extra-body must be a JSON object');
+    }
+  }
+  const sampling: SamplingOptions = {
+    temperature: num('--temperature', flags.temperature, { min: 0 })!,
+    ...(flags.topP !== undefined ? { topP: num('--top-p', flags.topP, { min: 0 })! } : {}),
+    ...(flags.maxTokens !== undefined
+      ? { maxTokens: num('--max-tokens', flags.maxTokens, { int: true, min: 1 })! }
+      : {}),
+    ...(flags.seed !== undefined ? { seed: num('--seed', flags.seed, { int: true })! } : {}),
+    ...(flags.stop?.length ? { stop: flags.stop } : {}),
+  };
+  const concurrency = num('--concurrency', flags.concurrency, { int: true, min: 1 })!;
+  const apiKey = process.env[flags.apiKeyEnv];
+  const policy = new OpenAiCompatiblePolicy({
+    baseUrl,
+    model: flags.model,
+    ...(apiKey ? { apiKey } : {}),
+    ...(extraBody ? { extraBody } : {}),
+    ...(flags.logprobs ? { returnLogprobs: true } : {}),
+    timeoutMs: num('--timeout', flags.timeout, { min: 0.001 })! * 1000,
+    maxRetries: num('--retries', flags.retries, { int: true, min: 0 })!,
+  });
+  const ids = splitIds(data, flags.split);
+  const tasks = data.tasks.filter((t) => ids.has(t.id));
+  const config: EvalRunConfig = {
+    suite: 'bfcl',
+    model: flags.model,
+    baseUrl,
+    format: flags.format,
+    split: flags.split,
+    sampling,
+  };
+  const outcome = await runEval(data, tasks, policy, config, flags.out, {
+    concurrency,
+    progress: progressBar('eval'),
+  });
+  print(outcome.table);
+  print(`\n${outcome.ran} task(s) run, ${outcome.resumed} kept from before; results in ${flags.out}`);
+}
+
+export function runCompareCommand(dirs: string[], print: (s: string) => void): void {
+  print(compareTable(dirs));
+}
