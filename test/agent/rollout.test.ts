@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { formatAdapter } from '../../src/agent/formats/index.js';
+import { rollout } from '../../src/agent/rollout.js';
+import { OpenAiCompatiblePolicy } from '../../src/policy/openai.js';
+import { initialInterfaceState, trainingContext } from '../../src/seal/interface.js';
+import { bfclPlayer } from '../support/bfclPlayer.js';
+import { type FakeScript, startFakeModelServer } from '../support/fakeModelServer.js';
+import { sharedData } from '../support/golden.js';
+
+const data = sharedData();
+const task = data.byId.get('multi_turn_base_0')!;
+const policyFor = (url: string) =>
+  new OpenAiCompatiblePolicy({ baseUrl: url, model: 'scripted', maxRetries: 0, timeoutMs: 5000 });
+const systemOf = (body: { messages?: readonly Record<string, unknown>[] }) =>
+  String(body.messages?.[0]?.content ?? '');
+
+describe('rollout loop', () => {
+  it('training rollouts see the interface; evaluation rollouts see the original environment', async () => {
+    const server = await startFakeModelServer(bfclPlayer(data, { [task.id]: 'gt' }, 'hermes'));
+    try {
+      const state = initialInterfaceState({
+        alwaysOn: ['requiredMarks', 'allowedValues', 'instruction', 'affordance'],
+      });
+      const trained = await rollout(task, data, policyFor(server.url), {
+        format: formatAdapter('hermes'),
+        trainingInterface: { ctx: trainingContext(), state },
+      });
+      expect(trained.reward).toBe(1);
+      const trainingPrompt = systemOf(server.requests[0]!);
+      expect(trainingPrompt).toContain('(required)');
+      expect(trainingPrompt).toContain('never invent a tool');
+
+      const before = server.requests.length;
+      const evaluated = await rollout(task, data, policyFor(server.url), { format: formatAdapter('hermes') });
+      expect(evaluated.reward).toBe(1);
+      const evalPrompt = systemOf(server.requests[before]!);
+      expect(evalPrompt).not.toContain('(required)');
+      expect(evalPrompt).not.toContain('never invent a tool');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('training answers malformed output like the env service and lets the policy retry', async () => {
+    const player = bfclPlayer(data, { [task.id]: 'gt' }, 'python');
+    // First a malformed call list, then (after the error reply) the right calls for turn 0.
+    const script: FakeScript = (body, i) => {
+      if (i === 0) return { content: "[cd(folder='document'" };
+      if (i === 1) return { content: `[${task.groundTruth[0]!.join(', ')}]` };
+      return player(body, i);
+    };
+    const server = await startFakeModelServer(script);
+    try {
+      const t = await rollout(task, data, policyFor(server.url), {
+        format: formatAdapter('python'),
+        onParseError: 'reply',
+      });
+      const second = server.requests[1]!.messages!;
+      expect(String(second[second.length - 1]!.content)).toMatch(/^\[ERROR\] Invalid tool call format: /);
+      expect(t.turns[0]!.steps[0]!.parseError).toContain('was never closed');
+      expect(t.reward).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('records token ids, logprobs, latency and usage when the server returns them', async () => {
+    const player = bfclPlayer(data, { [task.id]: 'gt' }, 'native');
+    const server = await startFakeModelServer(async (body, i) => ({
+      ...(await player(body, i)),
+      tokenIds: [5, 6, 7],
+      logprobs: [-0.1, -0.2, -0.3],
+    }));
+    try {
+      const policy = new OpenAiCompatiblePolicy({
+        baseUrl: server.url,
+        model: 'scripted',
+        maxRetries: 0,
+        returnLogprobs: true,
+      });
+      const t = await rollout(task, data, policy, { format: formatAdapter('native') });
+      const step = t.turns[0]!.steps[0]!;
+      expect(step.tokenIds).toEqual([5, 6, 7]);
+      expect(step.logprobs).toEqual([-0.1, -0.2, -0.3]);
+      expect(step.latencyMs).toBeGreaterThanOrEqual(0);
+      expect(step.usage?.completionTokens).toBeGreaterThanOrEqual(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
