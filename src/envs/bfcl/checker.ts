@@ -12,7 +12,7 @@
  * does not change `valid`.
  */
 import type { ClassName } from './apis/api.js';
-import type { BfclData, BfclTask } from './data/tasks.js';
+import { type BfclData, type BfclTask, isLongContext } from './data/tasks.js';
 import { TaskEnvironment } from './executor.js';
 import { pyEquals } from './py/values.js';
 
@@ -90,7 +90,7 @@ export function checkTask(
       turns: [],
     };
   }
-  const longContext = task.category === 'long_context';
+  const longContext = isLongContext(task);
   const constants = longContext ? data.longContextConstants() : undefined;
   const model = options.modelName ?? 'seal';
   const envOptions = {

@@ -7,7 +7,13 @@
  */
 import type { CheckResult } from './checker.js';
 import { checkTask } from './checker.js';
-import type { BfclData, BfclTask, ChatMessage, FunctionDoc } from './data/tasks.js';
+import {
+  type BfclData,
+  type BfclTask,
+  type ChatMessage,
+  type FunctionDoc,
+  isLongContext,
+} from './data/tasks.js';
 import { TaskEnvironment } from './executor.js';
 import { type OpenAiTool, toOpenAiTool } from './tools.js';
 
@@ -65,7 +71,7 @@ export class BfclEpisode {
     private readonly data: BfclData,
     options: { modelName?: string } = {},
   ) {
-    const longContext = task.category === 'long_context';
+    const longContext = isLongContext(task);
     this.env = new TaskEnvironment({
       taskId: task.id,
       involvedClasses: task.involvedClasses,

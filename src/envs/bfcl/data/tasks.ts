@@ -58,6 +58,16 @@ export interface BfclTask {
   readonly missedFunction?: { readonly turn: number; readonly names: readonly string[] };
   readonly excludedFunction?: readonly string[];
   readonly groundTruth: readonly (readonly string[])[];
+  /**
+   * Load the classes in the reference's long-context mode. Unset means: exactly when the category
+   * is long_context (BFCL); other suites decide for themselves.
+   */
+  readonly longContext?: boolean;
+}
+
+/** Whether a task's instances run in the reference's long-context mode. */
+export function isLongContext(task: BfclTask): boolean {
+  return task.longContext ?? task.category === 'long_context';
 }
 
 export interface SealSplit {
