@@ -549,22 +549,12 @@ function need(args: BoundArgs, i: number): PyValue {
   return v;
 }
 
-/**
- * A method table entry. The registry types every class as `ApiClass<BfclApi>`, so the entry
- * checks at run time that it was handed a file system before calling into it.
- */
+/** A method table entry. */
 function method(
   params: readonly ParamSpec[],
   run: (self: GorillaFileSystem, args: BoundArgs) => PyValue,
-): MethodSpec<BfclApi> {
-  return {
-    params,
-    run: (self, args) => {
-      if (!(self instanceof GorillaFileSystem))
-        throw new Error('GorillaFileSystem method called on another class');
-      return run(self, args);
-    },
-  };
+): MethodSpec<GorillaFileSystem> {
+  return { params, run };
 }
 
 /** An optional argument with its Python default. */
@@ -573,7 +563,7 @@ function orDefault(args: BoundArgs, i: number, dflt: PyValue): PyValue {
   return v === undefined ? dflt : v;
 }
 
-export const gorillaFileSystem: ApiClass<BfclApi> = {
+export const gorillaFileSystem: ApiClass<GorillaFileSystem> = {
   className: 'GorillaFileSystem',
   stateless: false,
   create: () => new GorillaFileSystem(),
