@@ -155,6 +155,19 @@ describe('seal verify', () => {
     }
   });
 
+  it('the built-in mini suite verifies without any data directory', async () => {
+    const r = await seal(['verify', '--suite', 'mini', '--ground-truth', '--json'], {
+      SEAL_BFCL_DATA: '/nonexistent',
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as {
+      categories: Record<string, { n: number; accuracy: number }>;
+      average: number;
+    };
+    expect(s.average).toBe(100);
+    expect(Object.values(s.categories).map((c) => c.n)).toEqual([200, 200, 200, 200]);
+  });
+
   it('says which command fixes missing data, and names a malformed line', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'seal-empty-'));
     const r = await seal(['verify', '--ground-truth', '--data-dir', empty]);

@@ -81,7 +81,7 @@ export class EpisodeRecorder {
     try {
       checked = checkWithDetail(this.task, this.episode.modelResult(), this.data);
     } catch (e) {
-      return checkerFailure(this.task, e);
+      return checkerFailure(this.task, this.data, e);
     }
     return assembleTrajectory({
       task: this.task,

@@ -130,7 +130,7 @@ export function assembleTrajectory(input: AssembleInput): Trajectory {
   }));
   return {
     version: TRAJECTORY_VERSION,
-    suite: 'bfcl',
+    suite: data.suite,
     taskId: task.id,
     category: task.category,
     turns,
@@ -140,10 +140,10 @@ export function assembleTrajectory(input: AssembleInput): Trajectory {
   };
 }
 
-function checkerFailure(task: BfclTask, e: unknown): Trajectory {
+function checkerFailure(task: BfclTask, data: BfclData, e: unknown): Trajectory {
   return {
     version: TRAJECTORY_VERSION,
-    suite: 'bfcl',
+    suite: data.suite,
     taskId: task.id,
     category: task.category,
     turns: [],
@@ -166,7 +166,7 @@ export function trajectoryFromCalls(
   try {
     checked = checkWithDetail(task, modelTurns, data, verdict);
   } catch (e) {
-    return checkerFailure(task, e);
+    return checkerFailure(task, data, e);
   }
   return assembleTrajectory({
     task,

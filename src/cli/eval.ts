@@ -1,6 +1,6 @@
 /** `seal eval` and `seal compare`: flag parsing and output; the work is in eval/. */
 import type { ToolCallFormat } from '../agent/format.js';
-import type { BfclData } from '../envs/bfcl/data/tasks.js';
+import type { BfclData, SuiteName } from '../envs/bfcl/data/tasks.js';
 import { compareTable } from '../eval/compare.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
@@ -9,7 +9,7 @@ import { progressBar } from './progress.js';
 import { splitIds, UsageError } from './verify.js';
 
 export interface EvalFlags {
-  readonly suite: 'bfcl';
+  readonly suite: SuiteName;
   readonly split: string;
   readonly model: string;
   readonly baseUrl?: string;
@@ -89,7 +89,7 @@ export async function runEvalCommand(
   const ids = splitIds(data, flags.split);
   const tasks = data.tasks.filter((t) => ids.has(t.id));
   const config: EvalRunConfig = {
-    suite: 'bfcl',
+    suite: flags.suite,
     model: flags.model,
     baseUrl,
     format: flags.format,

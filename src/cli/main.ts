@@ -2,7 +2,8 @@
 import { Command, Option } from 'commander';
 import { DATA_DIR_ENV, defaultCacheDir, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import { BASE_URL_ENV, pullBfcl } from '../envs/bfcl/data/pull.js';
-import { DataMissingError, loadBfclData } from '../envs/bfcl/data/tasks.js';
+import { DataMissingError, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
+import { loadSuite } from '../envs/suites.js';
 import { CompareError } from '../eval/compare.js';
 import { RunFolderError } from '../eval/run.js';
 import { ModelServerError } from '../policy/openai.js';
@@ -21,7 +22,11 @@ const dataDirOption = () =>
 program
   .command('verify')
   .description('Score a BFCL result file with the official multi-turn checker')
-  .addOption(new Option('--suite <name>', 'task suite').choices(['bfcl']).default('bfcl'))
+  .addOption(
+    new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
+      .choices([...SUITES])
+      .default('bfcl'),
+  )
   .option('--results <file>', 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)')
   .option('--ground-truth', 'replay the ground truth as the result file (a self-check: 100.00 everywhere)')
   .option('--split <split>', 'only these tasks: train, test, all, or comma-separated ids')
@@ -34,6 +39,7 @@ program
   .addOption(dataDirOption())
   .action(
     async (opts: {
+      suite: SuiteName;
       results?: string;
       groundTruth?: boolean;
       split?: string;
@@ -42,7 +48,7 @@ program
       diagnose?: boolean;
       dataDir?: string;
     }) => {
-      const data = loadBfclData(resolveDataDir(opts.dataDir));
+      const data = loadSuite(opts.suite, opts.dataDir);
       await runVerify(data, opts, (s) => console.log(s));
     },
   );
@@ -50,7 +56,11 @@ program
 program
   .command('eval')
   .description('Evaluate a model served by an OpenAI-compatible server on BFCL multi-turn (strict protocol)')
-  .addOption(new Option('--suite <name>', 'task suite').choices(['bfcl']).default('bfcl'))
+  .addOption(
+    new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
+      .choices([...SUITES])
+      .default('bfcl'),
+  )
   .option('--split <split>', 'test, train, all, or comma-separated task ids', 'test')
   .requiredOption('--model <name>', 'model name as the server knows it')
   .option(
@@ -76,7 +86,7 @@ program
   .requiredOption('--out <dir>', 'run folder; rerunning into it resumes')
   .addOption(dataDirOption())
   .action(async (opts: EvalFlags & { dataDir?: string }) => {
-    const data = loadBfclData(resolveDataDir(opts.dataDir));
+    const data = loadSuite(opts.suite, opts.dataDir);
     await runEvalCommand(data, opts, (s) => console.log(s));
   });
 

@@ -16,7 +16,7 @@ import type { ToolCallFormat } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
 import { mapConcurrent, rollout } from '../agent/rollout.js';
 import { CallRecorder } from '../agent/trajectory.js';
-import type { BfclData, BfclTask, Category } from '../envs/bfcl/data/tasks.js';
+import type { BfclData, BfclTask, Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import type { Label } from '../seal/labels.js';
@@ -25,7 +25,7 @@ import { rolloutWeight } from '../seal/weighting.js';
 import { type Summary, summarise, summaryTable } from './summary.js';
 
 export interface EvalRunConfig {
-  readonly suite: 'bfcl';
+  readonly suite: SuiteName;
   readonly model: string;
   readonly baseUrl?: string;
   readonly format: ToolCallFormat;
@@ -185,7 +185,7 @@ export async function runEval(
   writeAtomic(join(outDir, 'summary.json'), `${JSON.stringify(summary)}\n`);
   writeAtomic(
     join(outDir, 'summary.md'),
-    `# ${config.model} on BFCL multi-turn (${config.split}, ${config.format})\n\n${table}\n`,
+    `# ${config.model} on ${config.suite === 'mini' ? 'the mini suite' : 'BFCL multi-turn'} (${config.split}, ${config.format})\n\n${table}\n`,
   );
   return { summary, table, ran: todo.length, resumed: tasks.length - todo.length };
 }

@@ -5,7 +5,7 @@
  */
 import type { ClassName } from '../envs/bfcl/apis/api.js';
 import type { TurnFailure } from '../envs/bfcl/checker.js';
-import type { Category } from '../envs/bfcl/data/tasks.js';
+import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { JsonValue } from '../envs/bfcl/py/values.js';
 import type { ArgumentIssue } from './schema.js';
 
@@ -64,7 +64,7 @@ export interface TurnRecord {
 
 export interface Trajectory {
   readonly version: typeof TRAJECTORY_VERSION;
-  readonly suite: 'bfcl';
+  readonly suite: SuiteName;
   readonly taskId: string;
   readonly category: Category;
   readonly turns: readonly TurnRecord[];

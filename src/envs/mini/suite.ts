@@ -113,6 +113,7 @@ export function miniData(
 ): BfclData {
   const { docs, docsByClass } = miniDocs();
   return {
+    suite: 'mini',
     dir: '',
     tasks,
     byId: new Map(tasks.map((t) => [t.id, t])),

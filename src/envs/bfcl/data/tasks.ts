@@ -76,7 +76,12 @@ export interface SealSplit {
   readonly seed: number;
 }
 
+/** The task suites the environment can play: BFCL itself and the synthetic mini suite. */
+export const SUITES = ['bfcl', 'mini'] as const;
+export type SuiteName = (typeof SUITES)[number];
+
 export interface BfclData {
+  readonly suite: SuiteName;
   readonly dir: string;
   readonly tasks: readonly BfclTask[];
   readonly byId: ReadonlyMap<string, BfclTask>;
@@ -165,6 +170,7 @@ export function loadBfclData(dir: string): BfclData {
   const split = loadSplit(dir);
   let constants: LongContextConstants | undefined;
   return {
+    suite: 'bfcl',
     dir,
     tasks,
     byId,
