@@ -4,7 +4,9 @@
  * environment's answer to malformed output. Nothing here evaluates model output: JSON goes
  * through the project's JSON reader and Python call syntax through its parser.
  */
+
 import { structuredCallToString } from '../../envs/bfcl/calls/decode.js';
+import { PYTHON_KEYWORDS } from '../../envs/bfcl/calls/parse.js';
 import { jsonDumps } from '../../envs/bfcl/py/format.js';
 import { parsePyJson } from '../../envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../envs/bfcl/py/values.js';
@@ -89,9 +91,11 @@ export function quote(s: string, max = 60): string {
  * the call string's syntax (`"a=1, b"` as a key would smuggle in a second argument).
  */
 export function callString(name: string, args: PyDict): string {
-  if (!FUNCTION_NAME.test(name)) throw new Error(`function name ${quote(name)} is not a valid identifier`);
+  if (!FUNCTION_NAME.test(name) || name.split('.').some((part) => PYTHON_KEYWORDS.has(part))) {
+    throw new Error(`function name ${quote(name)} is not a valid identifier`);
+  }
   for (const k of args.keys())
-    if (typeof k !== 'string' || !ARGUMENT_NAME.test(k))
+    if (typeof k !== 'string' || !ARGUMENT_NAME.test(k) || PYTHON_KEYWORDS.has(k))
       throw new Error(`argument name ${quote(String(k))} of ${name} is not a valid identifier`);
   return structuredCallToString(name, jsonDumps(args));
 }

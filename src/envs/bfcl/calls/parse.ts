@@ -100,7 +100,8 @@ const OPERATORS = [
 ];
 const OPENERS: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
 const CLOSERS: Record<string, string> = { ')': '(', ']': '[', '}': '{' };
-const KEYWORDS = new Set([
+/** Python's reserved words: never names of functions or keyword arguments. */
+export const PYTHON_KEYWORDS: ReadonlySet<string> = new Set([
   'False',
   'None',
   'True',
@@ -579,7 +580,7 @@ class Parser {
       } else if (this.isOp('.')) {
         this.pos++;
         const name = this.next();
-        if (name.kind !== 'name' || KEYWORDS.has(name.text)) this.fail(name);
+        if (name.kind !== 'name' || PYTHON_KEYWORDS.has(name.text)) this.fail(name);
         e = { kind: 'attribute', object: e, attr: name.text };
       } else if (this.isOp('[')) {
         this.pos++;
@@ -616,7 +617,7 @@ class Parser {
         this.pos++;
         this.test();
         args.push({ kind: 'unsupported', what: 'argument unpacking' });
-      } else if (t.kind === 'name' && !KEYWORDS.has(t.text) && this.isOp('=', 1)) {
+      } else if (t.kind === 'name' && !PYTHON_KEYWORDS.has(t.text) && this.isOp('=', 1)) {
         this.pos += 2;
         if (seen.has(t.text)) throw new PySyntaxError(`keyword argument repeated: ${t.text}`, t.line);
         seen.add(t.text);
@@ -662,7 +663,7 @@ class Parser {
         if (t.text === 'True') return { kind: 'literal', value: true };
         if (t.text === 'False') return { kind: 'literal', value: false };
         if (t.text === 'None') return { kind: 'literal', value: null };
-        if (KEYWORDS.has(t.text)) this.fail(t);
+        if (PYTHON_KEYWORDS.has(t.text)) this.fail(t);
         return { kind: 'name', name: t.text };
       case 'op':
         if (t.text === '(') return this.parenthesised();
