@@ -1,0 +1,161 @@
+/**
+ * The GRPO update of the embedded model (SEAL method doc, section 7): PPO-clip surrogate on the
+ * token-level ratio to the sampler's logprobs, k3 KL estimator to a frozen reference, token-mean loss
+ * over the masked (assistant) tokens of the whole batch, hand-written backward pass, global-norm
+ * gradient clipping, Adam.
+ *
+ * Memory stays bounded by micro-batching: sequences are processed in micro-batches of
+ * `microBatchSize` (their activations alive together), each micro-batch's gradient is accumulated
+ * into one flat buffer and its activations dropped before the next; one optimiser step per update.
+ */
+import { addLogprobGrad, allocate, type Gpt, sequenceLogprobs } from '../../policy/embedded/model.js';
+import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
+
+export interface GrpoSequence {
+  /** prompt and completion token ids (the whole context the model saw) */
+  readonly tokens: readonly number[];
+  /** per token, 1 where the token carries loss (assistant tokens); lossMask[0] must be 0 */
+  readonly lossMask: readonly number[];
+  /** per token, the sampler's logprob (read where lossMask is 1) */
+  readonly oldLogprobs: readonly number[];
+  /** the sequence's advantage (already group-normalised and diagnosis-weighted) */
+  readonly advantage: number;
+  /** per token, the reference model's logprobs; computed from `reference` when absent */
+  readonly refLogprobs?: readonly number[];
+}
+
+export interface GrpoOptions extends AdamOptions {
+  /** PPO ratio clip; default 0.2 */
+  readonly clipEps?: number;
+  /** k3 KL-to-reference coefficient; default 0.001 */
+  readonly klCoef?: number;
+  /** global gradient-norm clip; default 1 */
+  readonly maxGradNorm?: number;
+  /** sequences whose activations are alive at once; default 1 */
+  readonly microBatchSize?: number;
+}
+
+export interface GrpoStats {
+  /** token-mean total loss (surrogate + klCoef * kl) before the step */
+  readonly loss: number;
+  readonly pgLoss: number;
+  /** token-mean k3 KL to the reference */
+  readonly kl: number;
+  /** fraction of tokens whose surrogate was clipped (zero gradient) */
+  readonly clipFrac: number;
+  /** global gradient norm before clipping */
+  readonly gradNorm: number;
+  /** token-mean ratio pi/pi_old */
+  readonly meanRatio: number;
+  readonly tokens: number;
+}
+
+/**
+ * The GRPO loss of `batch` under `model`; when `grads` is given, ADDS the gradient into it.
+ * `reference` may be null when every sequence carries refLogprobs or klCoef is 0.
+ */
+export function grpoLossAndGrad(
+  model: Gpt,
+  reference: Gpt | null,
+  batch: readonly GrpoSequence[],
+  opts: Pick<GrpoOptions, 'clipEps' | 'klCoef' | 'microBatchSize'>,
+  grads: Float32Array | Float64Array | null,
+): Omit<GrpoStats, 'gradNorm'> {
+  const eps = opts.clipEps ?? 0.2;
+  const beta = opts.klCoef ?? 0.001;
+  const micro = Math.max(1, Math.floor(opts.microBatchSize ?? 1));
+  const V = model.config.vocabSize;
+  let n = 0;
+  for (const s of batch) {
+    if (s.lossMask.length !== s.tokens.length || s.oldLogprobs.length !== s.tokens.length) {
+      throw new Error('GRPO: tokens, lossMask and oldLogprobs must have the same length');
+    }
+    if ((s.lossMask[0] ?? 0) > 0)
+      throw new Error('GRPO: the first token cannot carry loss (nothing predicts it)');
+    for (let t = 1; t < s.tokens.length; t++) if (s.lossMask[t]! > 0) n++;
+  }
+  if (n === 0) return { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+  let pgSum = 0;
+  let klSum = 0;
+  let clipped = 0;
+  let ratioSum = 0;
+  for (let b0 = 0; b0 < batch.length; b0 += micro) {
+    const mb = batch.slice(b0, b0 + micro);
+    const fwd = mb.map((s) => model.forward(s.tokens));
+    for (const [i, s] of mb.entries()) {
+      const { logits, cache } = fwd[i]!;
+      const lp = sequenceLogprobs(logits, V, s.tokens);
+      let ref: ArrayLike<number> | null = s.refLogprobs ?? null;
+      if (!ref && beta !== 0) {
+        if (!reference) throw new Error('GRPO: no reference model and no refLogprobs');
+        ref = sequenceLogprobs(reference.forward(s.tokens).logits, V, s.tokens);
+      }
+      const dlogits = grads ? allocate(model.dtype, logits.length) : null;
+      const A = s.advantage;
+      for (let t = 1; t < s.tokens.length; t++) {
+        if (s.lossMask[t]! <= 0) continue;
+        const logp = lp[t]!;
+        const ratio = Math.exp(logp - s.oldLogprobs[t]!);
+        const cr = Math.min(Math.max(ratio, 1 - eps), 1 + eps);
+        const unclipped = -A * ratio;
+        const clippedLoss = -A * cr;
+        ratioSum += ratio;
+        let dlp = 0;
+        if (clippedLoss > unclipped) {
+          pgSum += clippedLoss;
+          clipped++;
+        } else {
+          pgSum += unclipped;
+          dlp = -A * ratio;
+        }
+        if (ref && beta !== 0) {
+          const d = ref[t]! - logp;
+          const e = Math.exp(d);
+          klSum += e - d - 1;
+          dlp += beta * (1 - e);
+        }
+        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, t - 1, s.tokens[t]!, dlp / n);
+      }
+      if (grads && dlogits) model.backward(cache, dlogits, grads);
+    }
+  }
+  const pgLoss = pgSum / n;
+  const kl = klSum / n;
+  return { loss: pgLoss + beta * kl, pgLoss, kl, clipFrac: clipped / n, meanRatio: ratioSum / n, tokens: n };
+}
+
+/** the learner: owns the Adam state and a gradient buffer of the trained model */
+export class GrpoLearner {
+  readonly optimizer: Adam;
+  private readonly grads;
+
+  constructor(
+    readonly model: Gpt,
+    readonly reference: Gpt | null,
+    readonly opts: GrpoOptions,
+  ) {
+    if (reference && reference.numParams !== model.numParams)
+      throw new Error('GRPO: reference has another shape');
+    this.optimizer = new Adam(model.numParams, opts);
+    this.grads = model.zerosLike();
+  }
+
+  /** one optimiser step on `batch` (a PPO mini-batch); returns the stats before the step */
+  update(batch: readonly GrpoSequence[]): GrpoStats {
+    this.grads.fill(0);
+    const s = grpoLossAndGrad(this.model, this.reference, batch, this.opts, this.grads);
+    const gradNorm = clipGradNorm(this.grads, this.opts.maxGradNorm ?? 1);
+    if (s.tokens > 0) this.optimizer.step(this.model.params, this.grads);
+    return { ...s, gradNorm };
+  }
+
+  /** the trained weights in the checkpoint format (`Gpt.serialize`; the Adam state is not included) */
+  save(meta: Record<string, unknown> = {}): Uint8Array {
+    return this.model.serialize(meta);
+  }
+
+  /** the embedded sampler reads `model` itself, so updated weights are live at once: nothing to copy */
+  syncSampler(): void {
+    // intentionally empty: learner and sampler share one Gpt
+  }
+}

@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
+import { Rng } from '../../src/policy/embedded/rng.js';
+import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
+
+const config: GptConfig = {
+  vocabSize: 61,
+  contextLength: 40,
+  nLayer: 2,
+  nHead: 4,
+  dModel: 32,
+  tiedEmbeddings: false,
+};
+
+function randomTokens(seed: number, n: number, V: number): number[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => rng.nextU32() % V);
+}
+
+/** a model with larger weights than the init so its distributions are far from uniform */
+function sharpModel(c: GptConfig, seed: number): Gpt {
+  const m = Gpt.init(c, seed);
+  for (let i = 0; i < m.params.length; i++) m.params[i] = m.params[i]! * 6;
+  return m;
+}
+
+describe('embedded model', () => {
+  it.each([false, true])('KV-cache decoding gives the full-forward logits (tied: %s)', (tied) => {
+    const c = { ...config, tiedEmbeddings: tied };
+    const model = sharpModel(c, 1);
+    const tokens = randomTokens(2, 37, c.vocabSize);
+    const full = model.forward(tokens).logits;
+    const V = c.vocabSize;
+    const kv = model.newKvCache();
+    // prefill 20 tokens (all positions), then one by one, then a chunk of 3
+    const pre = model.step(kv, tokens.slice(0, 20), true);
+    const rows: Float32Array[] = [];
+    for (let t = 0; t < 20; t++) rows.push(pre.subarray(t * V, (t + 1) * V) as Float32Array);
+    for (let t = 20; t < 34; t++) rows.push(model.step(kv, [tokens[t]!]) as Float32Array);
+    const chunk = model.step(kv, tokens.slice(34, 37), true);
+    for (let t = 0; t < 3; t++) rows.push(chunk.subarray(t * V, (t + 1) * V) as Float32Array);
+    expect(kv.length).toBe(37);
+    let worst = 0;
+    for (let t = 0; t < 37; t++) {
+      for (let j = 0; j < V; j++) worst = Math.max(worst, Math.abs(rows[t]![j]! - full[t * V + j]!));
+    }
+    expect(worst).toBeLessThan(1e-4);
+  });
+
+  it('rejects sequences longer than the context and unknown ids', () => {
+    const model = Gpt.init(config, 1);
+    expect(() => model.forward(randomTokens(1, 41, config.vocabSize))).toThrow(/context/);
+    expect(() => model.forward([1, 2, config.vocabSize])).toThrow(/out of range/);
+    const kv = model.newKvCache();
+    model.step(kv, randomTokens(1, 40, config.vocabSize));
+    expect(() => model.step(kv, [1])).toThrow(/context/);
+  });
+
+  it('the same seed gives the same init; another seed another', () => {
+    const a = Gpt.init(config, 42);
+    const b = Gpt.init(config, 42);
+    const c = Gpt.init(config, 43);
+    expect(Buffer.from(a.params.buffer).equals(Buffer.from(b.params.buffer))).toBe(true);
+    expect(Buffer.from(a.params.buffer).equals(Buffer.from(c.params.buffer))).toBe(false);
+    const spec = a.layout.specs.find((s) => s.name === 'h0.ln1.g')!;
+    expect(a.params[spec.offset]).toBe(1);
+  });
+
+  it('weights round-trip through the binary format, and corruption is detected', () => {
+    const model = sharpModel(config, 5);
+    const blob = model.serialize({ note: 'test' });
+    const { model: back, meta } = Gpt.deserialize(blob);
+    expect(meta).toEqual({ note: 'test' });
+    expect(back.config).toEqual(model.config);
+    expect(Buffer.from(back.params.buffer).equals(Buffer.from(model.params.buffer))).toBe(true);
+
+    const flipped = blob.slice();
+    flipped[Math.floor(flipped.length / 2)]! ^= 0x10;
+    expect(() => Gpt.deserialize(flipped)).toThrow(/checksum mismatch/);
+    expect(() => Gpt.deserialize(blob.subarray(0, blob.length - 100))).toThrow(
+      /cannot load embedded model weights/,
+    );
+    expect(() => Gpt.deserialize(new Uint8Array(100))).toThrow(/bad magic/);
+  });
+});
+
+describe('sampler', () => {
+  const model = sharpModel(config, 7);
+  const prompt = randomTokens(3, 8, config.vocabSize);
+
+  it('is deterministic for a seed and varies across seeds', () => {
+    const a = sample(model, prompt, { seed: 1, maxTokens: 20 });
+    const b = sample(model, prompt, { seed: 1, maxTokens: 20 });
+    const c = sample(model, prompt, { seed: 2, maxTokens: 20 });
+    expect(a).toEqual(b);
+    expect(a.tokenIds).not.toEqual(c.tokenIds);
+    expect(a.tokenIds).toHaveLength(20);
+    expect(a.finishReason).toBe('length');
+  });
+
+  it('at temperature 1 returns the model logprobs of the sampled tokens', () => {
+    const r = sample(model, prompt, { seed: 4, maxTokens: 16 });
+    const all = [...prompt, ...r.tokenIds];
+    const lp = sequenceLogprobs(model.forward(all).logits, config.vocabSize, all);
+    for (const [i, v] of r.logprobs.entries()) expect(v).toBeCloseTo(lp[prompt.length + i]!, 4);
+  });
+
+  it('greedy decoding picks the argmax and stops at a stop id', () => {
+    const r = sample(model, prompt, { temperature: 0, maxTokens: 12 });
+    const all = [...prompt, ...r.tokenIds];
+    const V = config.vocabSize;
+    const logits = model.forward(all).logits;
+    for (const [i, id] of r.tokenIds.entries()) {
+      const row = logits.subarray((prompt.length + i - 1) * V, (prompt.length + i) * V);
+      expect(row[id]).toBe(Math.max(...row));
+    }
+    const stopAt = r.tokenIds[3]!;
+    const s = sample(model, prompt, { temperature: 0, maxTokens: 12, stopIds: [stopAt] });
+    expect(s.finishReason).toBe('stop');
+    expect(s.tokenIds.at(-1)).toBe(stopAt);
+    expect(s.tokenIds.length).toBeLessThanOrEqual(4);
+  });
+
+  it('top-p sampling only draws from the nucleus, with renormalised logprobs', () => {
+    const logits = Float32Array.from([2, 1.5, 0, -1, -3]);
+    const rng = new Rng(1);
+    const p = logits.map((v) => Math.exp(v));
+    const z = p.reduce((a, b) => a + b, 0);
+    const nucleus = p[0]! + p[1]!;
+    // the largest holds 0.56 of the mass, the two largest 0.89: a 0.6 nucleus is {0, 1}
+    expect(p[0]! / z).toBeLessThan(0.6);
+    expect(nucleus / z).toBeGreaterThan(0.6);
+    const seen = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const [id, lp] = pickToken(logits, 1, 0.6, rng);
+      seen.add(id);
+      expect(lp).toBeCloseTo(Math.log(p[id]! / nucleus), 6);
+    }
+    expect([...seen].sort()).toEqual([0, 1]);
+  });
+
+  it('batched decoding matches one-at-a-time decoding', () => {
+    const prompts = [prompt, randomTokens(8, 5, config.vocabSize), randomTokens(9, 11, config.vocabSize)];
+    // stepBatch logits equal step logits
+    const kvs = prompts.map((p) => {
+      const kv = model.newKvCache();
+      model.step(kv, p);
+      return kv;
+    });
+    const singles = prompts.map((p) => {
+      const kv = model.newKvCache();
+      model.step(kv, p);
+      return model.step(kv, [3]);
+    });
+    const batched = model.stepBatch(kvs, [3, 3, 3]);
+    const V = config.vocabSize;
+    for (let b = 0; b < 3; b++) {
+      for (let j = 0; j < V; j++) expect(Math.abs(batched[b * V + j]! - singles[b]![j]!)).toBeLessThan(1e-4);
+    }
+    // greedy: the same tokens; sampling: deterministic per seed, model logprobs at temperature 1
+    const greedy = sampleBatch(model, prompts, { temperature: 0, maxTokens: 10 });
+    for (const [i, p] of prompts.entries()) {
+      expect(greedy[i]!.tokenIds).toEqual(sample(model, p, { temperature: 0, maxTokens: 10 }).tokenIds);
+    }
+    const a = sampleBatch(model, prompts, { seeds: [4, 5, 6], maxTokens: 12, stopIds: [7] });
+    expect(sampleBatch(model, prompts, { seeds: [4, 5, 6], maxTokens: 12, stopIds: [7] })).toEqual(a);
+    for (const [i, p] of prompts.entries()) {
+      const r = a[i]!;
+      const all = [...p, ...r.tokenIds];
+      const lp = sequenceLogprobs(model.forward(all).logits, config.vocabSize, all);
+      for (const [k, v] of r.logprobs.entries()) expect(v).toBeCloseTo(lp[p.length + k]!, 4);
+      expect(r.finishReason === 'stop').toBe(r.tokenIds.at(-1) === 7);
+    }
+  });
+});
