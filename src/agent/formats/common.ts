@@ -10,6 +10,9 @@ import { PYTHON_KEYWORDS } from '../../envs/bfcl/calls/parse.js';
 import { jsonDumps } from '../../envs/bfcl/py/format.js';
 import { parsePyJson } from '../../envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../envs/bfcl/py/values.js';
+import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
+import type { ChatMessage, Completion } from '../../policy/policy.js';
+import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';
 
 /**
@@ -144,4 +147,45 @@ export function guardDecode(f: () => DecodedStep): DecodedStep {
 /** Python's json.dumps(value) (", " and ": " separators, ASCII escapes), as chat templates render tools. */
 export function pyJson(value: unknown): string {
   return jsonDumps(parsePyJson(JSON.stringify(value)));
+}
+
+/** What distinguishes one text tool-call format (tools in the prompt, calls in the text) from another. */
+export interface TextFormatSpec {
+  readonly format: 'hermes' | 'python';
+  /** the part of the system prompt that presents the tools */
+  toolsSection(tools: readonly OpenAiTool[]): string;
+  /** the tools revealed on the miss_func turn, placed before the fixed sentence */
+  addedTools(tools: readonly OpenAiTool[]): string;
+  decodeText(text: string): DecodedStep;
+  resultsText(calls: readonly string[], results: readonly string[]): string;
+}
+
+/**
+ * A format whose tools live in the system prompt and whose calls live in the assistant's text:
+ * the text goes back into the history as is, results come back as one user message, and output
+ * that does not parse is answered with the env service's error message.
+ */
+export function textFormat(spec: TextFormatSpec): FormatAdapter {
+  return {
+    format: spec.format,
+    systemPrompt: (tools) => `${BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
+    requestTools: () => undefined,
+    addedFunctionsMessage: (added, fixedText) => `${spec.addedTools(added.map(toOpenAiTool))}\n${fixedText}`,
+    decode: (completion: Completion) =>
+      guardDecode(() => spec.decodeText(typeof completion.text === 'string' ? completion.text : '')),
+    assistantMessage: (completion: Completion): ChatMessage => ({
+      role: 'assistant',
+      content: completion.text,
+    }),
+    toolResultMessages(_completion, decoded, results): ChatMessage[] {
+      if (decoded.kind !== 'calls') return [];
+      if (results.length !== decoded.calls.length) {
+        throw new Error(`${results.length} results for ${decoded.calls.length} calls`);
+      }
+      return [{ role: 'user', content: spec.resultsText(decoded.calls, results) }];
+    },
+    parseErrorMessage: (_completion, error): ChatMessage[] => [
+      { role: 'user', content: invalidFormatText(error) },
+    ],
+  };
 }

@@ -26,21 +26,18 @@
 
 import { parsePyJson } from '../../envs/bfcl/py/json.js';
 import type { PyValue } from '../../envs/bfcl/py/values.js';
-import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
-import type { ChatMessage, Completion } from '../../policy/policy.js';
+import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';
 import {
   argumentsObject,
-  BASE_SYSTEM_PROMPT,
   callString,
   errorText,
-  guardDecode,
-  invalidFormatText,
   pyJson,
   pythonLiteralHint,
   stripThinking,
   stripWholeFence,
+  textFormat,
 } from './common.js';
 
 function toolsBlock(tools: readonly OpenAiTool[]): string {
@@ -134,41 +131,10 @@ export function toolResponseBlock(result: string): string {
   return `<tool_response>\n${result}\n</tool_response>`;
 }
 
-export const hermesFormat: FormatAdapter = {
+export const hermesFormat: FormatAdapter = textFormat({
   format: 'hermes',
-
-  systemPrompt(tools: readonly OpenAiTool[]): string {
-    return `${BASE_SYSTEM_PROMPT}\n\n${hermesToolsSection(tools)}`;
-  },
-
-  requestTools(): undefined {
-    return undefined;
-  },
-
-  addedFunctionsMessage(added, fixedText: string): string {
-    return `${toolsBlock(added.map(toOpenAiTool))}\n${fixedText}`;
-  },
-
-  decode(completion: Completion): DecodedStep {
-    return guardDecode(() => decodeHermes(typeof completion.text === 'string' ? completion.text : ''));
-  },
-
-  assistantMessage(completion: Completion): ChatMessage {
-    return { role: 'assistant', content: completion.text };
-  },
-
-  toolResultMessages(
-    _completion: Completion,
-    decoded: DecodedStep,
-    results: readonly string[],
-  ): ChatMessage[] {
-    if (decoded.kind !== 'calls') return [];
-    if (results.length !== decoded.calls.length)
-      throw new Error(`${results.length} results for ${decoded.calls.length} calls`);
-    return [{ role: 'user', content: results.map(toolResponseBlock).join('\n') }];
-  },
-
-  parseErrorMessage(_completion: Completion, error: string): ChatMessage[] {
-    return [{ role: 'user', content: invalidFormatText(error) }];
-  },
-};
+  toolsSection: hermesToolsSection,
+  addedTools: toolsBlock,
+  decodeText: decodeHermes,
+  resultsText: (_calls, results) => results.map(toolResponseBlock).join('\n'),
+});

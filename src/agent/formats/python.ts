@@ -23,11 +23,10 @@
  * chat templates without tool calls render that as plain text, which this mirrors.
  */
 import { decodePythonCallList } from '../../envs/bfcl/calls/decode.js';
-import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
-import type { ChatMessage, Completion } from '../../policy/policy.js';
+import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';
-import { BASE_SYSTEM_PROMPT, errorText, guardDecode, invalidFormatText, stripThinking } from './common.js';
+import { errorText, stripThinking, textFormat } from './common.js';
 
 export const PYTHON_CALL_FORMAT =
   '[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]';
@@ -157,41 +156,10 @@ export function pythonResultsText(calls: readonly string[], results: readonly st
   return `Results of your function calls, in order:\n\n${parts.join('\n\n')}`;
 }
 
-export const pythonFormat: FormatAdapter = {
+export const pythonFormat: FormatAdapter = textFormat({
   format: 'python',
-
-  systemPrompt(tools: readonly OpenAiTool[]): string {
-    return `${BASE_SYSTEM_PROMPT}\n\n${pythonToolsSection(tools)}`;
-  },
-
-  requestTools(): undefined {
-    return undefined;
-  },
-
-  addedFunctionsMessage(added, fixedText: string): string {
-    return `${functionDocsJson(added.map(toOpenAiTool))}\n${fixedText}`;
-  },
-
-  decode(completion: Completion): DecodedStep {
-    return guardDecode(() => decodePython(typeof completion.text === 'string' ? completion.text : ''));
-  },
-
-  assistantMessage(completion: Completion): ChatMessage {
-    return { role: 'assistant', content: completion.text };
-  },
-
-  toolResultMessages(
-    _completion: Completion,
-    decoded: DecodedStep,
-    results: readonly string[],
-  ): ChatMessage[] {
-    if (decoded.kind !== 'calls') return [];
-    if (results.length !== decoded.calls.length)
-      throw new Error(`${results.length} results for ${decoded.calls.length} calls`);
-    return [{ role: 'user', content: pythonResultsText(decoded.calls, results) }];
-  },
-
-  parseErrorMessage(_completion: Completion, error: string): ChatMessage[] {
-    return [{ role: 'user', content: invalidFormatText(error) }];
-  },
-};
+  toolsSection: pythonToolsSection,
+  addedTools: functionDocsJson,
+  decodeText: decodePython,
+  resultsText: pythonResultsText,
+});
