@@ -1,0 +1,272 @@
+/**
+ * Supervised demonstrations for the embedded policy's base checkpoint: generated mini tasks played
+ * with their ground truth, rendered exactly as a rollout in the python tool-call format shows them
+ * to the policy (system prompt with the tool docs, user turns, the reveal message on the miss_func
+ * turn, assistant call lists `[f(a=1)]`, the tool results as the executor really returned them,
+ * a short text answer closing each turn, abstentions on turns whose ground truth is empty).
+ *
+ * Variety: a share of demonstrations is rendered through the training interface (schema marks,
+ * instruction and affordance lines, guidelines, repair hints on failed results), and a share
+ * contains a recovery: a call missing a required argument is really executed (so the error text
+ * is the executor's), then the correct calls follow. Everything is deterministic from the seed,
+ * and only tasks from `generateForTraining` are used (never a scenario of the fixed test split).
+ */
+import type { FormatAdapter } from '../../agent/format.js';
+import { formatAdapter } from '../../agent/formats/index.js';
+import { EpisodeRecorder } from '../../agent/recorder.js';
+import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
+import { ADDITIONAL_FUNCTION_MESSAGE } from '../../envs/bfcl/episode.js';
+import { generateForTraining, miniData, mixSeed, Rng } from '../../envs/mini/index.js';
+import { messageText } from '../../policy/embedded/policy.js';
+import type { ChatRole } from '../../policy/embedded/tokenizer.js';
+import type { ChatMessage } from '../../policy/policy.js';
+import {
+  type ActiveGuideline,
+  decorateSystemPrompt,
+  decorateToolResult,
+  decorateTools,
+  GUIDELINE_LABELS,
+  GUIDELINE_TEXT,
+  type InterfaceState,
+  initialInterfaceState,
+  summarise,
+  type TrainingContext,
+  trainingContext,
+} from '../../seal/interface.js';
+
+export interface DemoMessage {
+  readonly role: ChatRole;
+  readonly content: string;
+}
+
+export interface Demonstration {
+  readonly taskId: string;
+  readonly category: Category;
+  /** rendered through the training interface */
+  readonly cues: boolean;
+  /** contains a failed call followed by its repair */
+  readonly recovery: boolean;
+  /** the chat as the embedded policy sees it (`messageText` of the rollout's messages) */
+  readonly messages: readonly DemoMessage[];
+}
+
+export interface DemonstrationOptions {
+  readonly seed: number;
+  /** number of tasks (spread evenly over the four categories, base first) */
+  readonly tasks: number;
+  /** share rendered with interface cues; default 0.35 */
+  readonly cueShare?: number;
+  /** share with an error recovery; default 0.3 */
+  readonly recoveryShare?: number;
+}
+
+export const DONE_PHRASES: readonly string[] = [
+  'Done.',
+  'Done. Anything else?',
+  'All set.',
+  'That is done.',
+  'Finished.',
+  'Completed.',
+];
+
+export const NO_TOOL_PHRASES: readonly string[] = [
+  'None of the available functions can do that, so I cannot complete this request yet.',
+  'I cannot do that with the functions I have.',
+  'No listed function fits this request.',
+];
+
+export const ASK_PHRASES: readonly string[] = [
+  'I need more information: a required value was not given. Please provide it.',
+  'Which value should I use? The request is missing a required detail.',
+  'Please tell me the missing value first; I will not guess it.',
+];
+
+/** The training tasks the demonstrations are built on: `generateForTraining` per category. */
+export function demonstrationTasks(seed: number, n: number): BfclTask[] {
+  const out: BfclTask[] = [];
+  const per = CATEGORIES.map(
+    (_, i) => Math.floor(n / CATEGORIES.length) + (i < n % CATEGORIES.length ? 1 : 0),
+  );
+  CATEGORIES.forEach((category, i) => {
+    if (per[i]! > 0) out.push(...generateForTraining(mixSeed(seed, 0x5eed, i), category, per[i]!));
+  });
+  return out;
+}
+
+/** Split `name(a=1, b='x,y')` into its name and top-level argument texts (quotes and brackets respected). */
+export function splitCall(call: string): { name: string; args: string[] } | undefined {
+  const open = call.indexOf('(');
+  if (open <= 0 || !call.endsWith(')')) return undefined;
+  const inner = call.slice(open + 1, -1);
+  const args: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < inner.length; i++) {
+    const c = inner[i]!;
+    if (c === "'" || c === '"') {
+      i++;
+      while (i < inner.length && inner[i] !== c) {
+        if (inner[i] === '\\') i++;
+        i++;
+      }
+      continue;
+    }
+    if (c === '[' || c === '(' || c === '{') depth++;
+    else if (c === ']' || c === ')' || c === '}') depth--;
+    else if (c === ',' && depth === 0) {
+      args.push(inner.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  if (inner.trim() !== '') args.push(inner.slice(start).trim());
+  return { name: call.slice(0, open).trim(), args };
+}
+
+/** The call with one required keyword argument dropped, or undefined when it has none. */
+export function dropRequiredArgument(call: string, data: BfclData, rng: Rng): string | undefined {
+  const parts = splitCall(call);
+  if (!parts) return undefined;
+  const required = new Set(data.docs.get(parts.name)?.doc.parameters.required ?? []);
+  const candidates = parts.args
+    .map((a, i) => ({ i, key: /^([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(a)?.[1] }))
+    .filter((a) => a.key !== undefined && required.has(a.key));
+  if (candidates.length === 0) return undefined;
+  const drop = rng.pick(candidates).i;
+  return `${parts.name}(${parts.args.filter((_, i) => i !== drop).join(', ')})`;
+}
+
+/** A training-interface state: either the always-on default or every component on, plus guidelines. */
+export function demoInterfaceState(rng: Rng): InterfaceState {
+  const full = rng.chance(0.6);
+  const base = initialInterfaceState(
+    full ? { components: { schemaCues: 'on', errorFeedback: 'on', guidelines: 'on' } } : {},
+  );
+  const labels = GUIDELINE_LABELS.filter((l) => GUIDELINE_TEXT[l] !== undefined);
+  const guidelines: ActiveGuideline[] = rng.sample(labels, rng.int(0, 3)).map((label, i) => ({
+    label,
+    pressure: 0.3 - 0.05 * i,
+    prevalence: 0.3,
+    meanReward: 0.2,
+    count: 10,
+    activatedRound: 0,
+  }));
+  const s = { ...base, guidelines };
+  return { ...s, summary: summarise(s) };
+}
+
+interface RenderOptions {
+  readonly cues: boolean;
+  readonly recovery: boolean;
+  readonly rng: Rng;
+  readonly format?: FormatAdapter;
+  readonly ctx?: TrainingContext;
+}
+
+/** One demonstration: the task played with its ground truth through a real episode. */
+export function renderDemonstration(task: BfclTask, data: BfclData, o: RenderOptions): Demonstration {
+  const format = o.format ?? formatAdapter('python');
+  const rng = o.rng;
+  const ti = o.cues
+    ? { ctx: o.ctx ?? trainingContext('pretrain'), state: demoInterfaceState(rng) }
+    : undefined;
+  const rec = new EpisodeRecorder(task, data);
+  const ep = rec.episode;
+  const first = ep.observe();
+  const shownTools = (tools: typeof first.tools) =>
+    ti ? decorateTools(ti.ctx, ti.state, tools) : [...tools];
+  const basePrompt = format.systemPrompt(shownTools(first.tools));
+  const messages: ChatMessage[] = [
+    { role: 'system', content: ti ? decorateSystemPrompt(ti.ctx, ti.state, basePrompt) : basePrompt },
+  ];
+  // the turn (and call) that gets the recovery: the first turn with a call that has a required argument
+  let recoveryPlanned = o.recovery;
+  let recovered = false;
+
+  /** play one assistant step of calls, appending the assistant text and the (decorated) results */
+  const playCalls = (calls: readonly string[], functions: ReturnType<typeof ep.observe>['functions']) => {
+    const text = `[${calls.join(', ')}]`;
+    const completion = { text, finishReason: 'stop' as const, latencyMs: 0 };
+    const decoded = format.decode(completion);
+    if (decoded.kind !== 'calls') throw new Error(`demonstration calls do not decode: ${text}`);
+    messages.push(format.assistantMessage(completion));
+    const outcome = rec.step(decoded);
+    const records = rec.lastStep()!.calls;
+    const shown = outcome.results.map((r, i) =>
+      ti
+        ? decorateToolResult(ti.ctx, ti.state, r, {
+            call: decoded.calls[i]!,
+            ...(records[i]?.name ? { name: records[i]!.name! } : {}),
+            issues: [...(records[i]?.argumentIssues ?? [])],
+            functions,
+          })
+        : r,
+    );
+    messages.push(...format.toolResultMessages(completion, decoded, shown));
+    return records;
+  };
+
+  for (;;) {
+    const obs = ep.observe();
+    if (obs.functionsAdded) {
+      messages.push({
+        role: 'user',
+        content: format.addedFunctionsMessage(obs.functionsAdded, ADDITIONAL_FUNCTION_MESSAGE),
+      });
+    } else {
+      for (const m of obs.messages) messages.push({ role: 'user', content: m.content });
+    }
+    const gt = task.groundTruth[obs.turn] ?? [];
+    if (gt.length === 0) {
+      const phrases = task.category === 'miss_param' ? ASK_PHRASES : NO_TOOL_PHRASES;
+      messages.push({ role: 'assistant', content: rng.pick(phrases) });
+      rec.step({ kind: 'text' });
+    } else {
+      let rest = gt;
+      if (recoveryPlanned) {
+        for (let k = 0; k < gt.length; k++) {
+          const wrong = dropRequiredArgument(gt[k]!, data, rng);
+          if (!wrong) continue;
+          const records = playCalls([...gt.slice(0, k), wrong], obs.functions);
+          if (!records[k]?.executionError) {
+            throw new Error(`recovery call ${wrong} of ${task.id} did not fail`);
+          }
+          rest = gt.slice(k);
+          recoveryPlanned = false;
+          recovered = true;
+          break;
+        }
+      }
+      playCalls(rest, obs.functions);
+      messages.push({ role: 'assistant', content: rng.pick(DONE_PHRASES) });
+      rec.step({ kind: 'text' });
+    }
+    if (!rec.nextTurn()) break;
+  }
+  return {
+    taskId: task.id,
+    category: task.category,
+    cues: o.cues,
+    recovery: recovered,
+    messages: messages.map(messageText),
+  };
+}
+
+/** Demonstrations for `n` fresh training tasks, deterministic from the seed. */
+export function buildDemonstrations(o: DemonstrationOptions): Demonstration[] {
+  const tasks = demonstrationTasks(o.seed, o.tasks);
+  const data = miniData(tasks, { train: tasks.map((t) => t.id), test: [] });
+  const ctx = trainingContext('pretrain');
+  const cueShare = o.cueShare ?? 0.35;
+  const recoveryShare = o.recoveryShare ?? 0.3;
+  return tasks.map((task, i) => {
+    const rng = new Rng(mixSeed(o.seed, 0xde30, i));
+    const cues = rng.chance(cueShare);
+    const recovery = rng.chance(recoveryShare);
+    return renderDemonstration(task, data, { cues, recovery, rng, ctx });
+  });
+}
+
+/** The plain text of a demonstration (tokenizer training corpus). */
+export function demonstrationText(d: Demonstration): string {
+  return d.messages.map((m) => m.content).join('\n');
+}

@@ -1,0 +1,335 @@
+/**
+ * `seal pretrain`: the embedded policy's base checkpoint, made by the project's own code. Builds
+ * demonstrations from fresh training tasks (see demonstrations.ts), trains the tokenizer on their
+ * text, initialises the model and runs supervised training with loss on assistant tokens only.
+ *
+ * Output directory:
+ * - `model.bin`: the serialized weights (sha256-checked on load);
+ * - `tokenizer.json`;
+ * - `config.json`: every setting needed to rebuild (seed, tasks, shares, model config, steps,
+ *   batch size, learning rate), the command, the steps done and the model file's sha256;
+ * - `training.log.jsonl`: one line per step.
+ *
+ * Resume: when `outDir` already holds a checkpoint made with the same settings, training continues
+ * from its step count (batches are drawn from (seed, step), so a resumed run sees the same batches;
+ * the Adam moments are not saved and restart from zero). Different settings are an error.
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { mixSeed, Rng } from '../../envs/mini/index.js';
+import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
+import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
+import { buildDemonstrations, demonstrationText } from './demonstrations.js';
+import { type SupervisedSequence, SupervisedTrainer } from './supervised.js';
+
+export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
+  vocabSize: 1024,
+  contextLength: 4096,
+  nLayer: 4,
+  nHead: 4,
+  dModel: 128,
+  tiedEmbeddings: true,
+};
+
+export type Overflow = 'head' | 'tail';
+
+export interface PretrainOptions {
+  readonly seed?: number;
+  /** number of generated training tasks (one demonstration each) */
+  readonly tasks?: number;
+  readonly cueShare?: number;
+  readonly recoveryShare?: number;
+  readonly config?: Partial<GptConfig>;
+  readonly steps?: number;
+  readonly batchSize?: number;
+  readonly lr?: number;
+  readonly maxGradNorm?: number;
+  /**
+   * A demonstration longer than the context: `head` keeps its first tokens (the default; skipped
+   * when no assistant token is left), `tail` keeps its last ones (the most recent turns, with the
+   * start of the chat cut off).
+   */
+  readonly overflow?: Overflow;
+  readonly outDir: string;
+  /** checkpoint every this many steps (and at the end); default 50 */
+  readonly saveEvery?: number;
+  /** the command line that rebuilds this checkpoint, recorded in config.json */
+  readonly command?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** What must match for a resume, and what rebuilds the checkpoint. */
+export interface PretrainSettings {
+  readonly seed: number;
+  readonly tasks: number;
+  readonly cueShare: number;
+  readonly recoveryShare: number;
+  readonly model: GptConfig;
+  readonly batchSize: number;
+  readonly lr: number;
+  readonly maxGradNorm: number;
+  readonly overflow: Overflow;
+}
+
+export interface PretrainConfigFile {
+  readonly format: 'seal-embedded-pretrain';
+  readonly version: 1;
+  readonly settings: PretrainSettings;
+  readonly steps: number;
+  readonly stepsDone: number;
+  readonly command: string;
+  readonly data: DataStats;
+  readonly modelSha256: string;
+}
+
+export interface DataStats {
+  readonly demonstrations: number;
+  readonly cues: number;
+  readonly recoveries: number;
+  /** sequences used for training (those with at least one assistant target within the context) */
+  readonly sequences: number;
+  readonly truncated: number;
+  readonly skipped: number;
+  readonly meanTokens: number;
+  readonly maxTokens: number;
+  readonly targetTokens: number;
+}
+
+export interface StepLog {
+  readonly step: number;
+  readonly loss: number;
+  readonly tokens: number;
+  readonly gradNorm: number;
+  readonly ms: number;
+}
+
+export interface PretrainResult {
+  readonly model: Gpt;
+  readonly tokenizer: Tokenizer;
+  readonly config: PretrainConfigFile;
+  /** the steps run by this call (not those of a resumed checkpoint) */
+  readonly history: readonly StepLog[];
+  readonly resumedFrom: number;
+}
+
+export const MODEL_FILE = 'model.bin';
+export const TOKENIZER_FILE = 'tokenizer.json';
+export const CONFIG_FILE = 'config.json';
+export const LOG_FILE = 'training.log.jsonl';
+
+function settingsOf(o: PretrainOptions): PretrainSettings {
+  return {
+    seed: o.seed ?? 1,
+    tasks: o.tasks ?? 400,
+    cueShare: o.cueShare ?? 0.35,
+    recoveryShare: o.recoveryShare ?? 0.3,
+    model: { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
+    batchSize: o.batchSize ?? 8,
+    lr: o.lr ?? 3e-3,
+    maxGradNorm: o.maxGradNorm ?? 1,
+    overflow: o.overflow ?? 'head',
+  };
+}
+
+/** The command line for these settings (what `seal pretrain` would be given). */
+export function pretrainCommand(s: PretrainSettings, steps: number, outDir: string): string {
+  const m = s.model;
+  return [
+    'seal pretrain',
+    `--seed ${s.seed}`,
+    `--tasks ${s.tasks}`,
+    `--steps ${steps}`,
+    `--batch-size ${s.batchSize}`,
+    `--lr ${s.lr}`,
+    `--max-grad-norm ${s.maxGradNorm}`,
+    `--cue-share ${s.cueShare}`,
+    `--recovery-share ${s.recoveryShare}`,
+    ...(s.overflow === 'head' ? [] : [`--overflow ${s.overflow}`]),
+    `--vocab ${m.vocabSize}`,
+    `--context ${m.contextLength}`,
+    `--layers ${m.nLayer}`,
+    `--heads ${m.nHead}`,
+    `--width ${m.dModel}`,
+    ...(m.tiedEmbeddings ? [] : ['--untied']),
+    `--out ${outDir}`,
+  ].join(' ');
+}
+
+/** Token sequences of the demonstrations: truncated to the context, skipped without a target. */
+export function demonstrationSequences(
+  tok: Tokenizer,
+  demos: ReturnType<typeof buildDemonstrations>,
+  contextLength: number,
+  overflow: Overflow = 'head',
+): { sequences: SupervisedSequence[]; stats: Omit<DataStats, 'demonstrations' | 'cues' | 'recoveries'> } {
+  const sequences: SupervisedSequence[] = [];
+  let truncated = 0;
+  let skipped = 0;
+  let total = 0;
+  let max = 0;
+  let targets = 0;
+  for (const d of demos) {
+    const { ids, assistantMask } = encodeChat(tok, d.messages);
+    total += ids.length;
+    max = Math.max(max, ids.length);
+    let tokens = ids;
+    let mask = assistantMask;
+    if (ids.length > contextLength) {
+      truncated++;
+      const from = overflow === 'head' ? 0 : ids.length - contextLength;
+      tokens = ids.slice(from, from + contextLength);
+      mask = assistantMask.slice(from, from + contextLength);
+    }
+    const n = mask.reduce((a, b, i) => a + (i > 0 ? b : 0), 0);
+    if (n === 0) {
+      skipped++;
+      continue;
+    }
+    targets += n;
+    sequences.push({ tokens, lossMask: mask });
+  }
+  return {
+    sequences,
+    stats: {
+      sequences: sequences.length,
+      truncated,
+      skipped,
+      meanTokens: demos.length > 0 ? Math.round(total / demos.length) : 0,
+      maxTokens: max,
+      targetTokens: targets,
+    },
+  };
+}
+
+function writeAtomic(path: string, data: string | Uint8Array): void {
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** Load a checkpoint directory; corrupt or mismatched files fail with a clear error. */
+export function loadPretrained(dir: string): {
+  model: Gpt;
+  tokenizer: Tokenizer;
+  config: PretrainConfigFile;
+} {
+  const config = JSON.parse(readFileSync(join(dir, CONFIG_FILE), 'utf8')) as PretrainConfigFile;
+  if (config.format !== 'seal-embedded-pretrain' || config.version !== 1)
+    throw new Error(`${join(dir, CONFIG_FILE)} is not a seal pretrain config (version 1)`);
+  const bytes = new Uint8Array(readFileSync(join(dir, MODEL_FILE)));
+  const { model } = Gpt.deserialize(bytes);
+  if (sha256(bytes) !== config.modelSha256)
+    throw new Error(
+      `cannot load embedded model weights: ${join(dir, MODEL_FILE)} is not the file ${CONFIG_FILE} records (sha256 differs)`,
+    );
+  const tokenizer = Tokenizer.fromJSON(JSON.parse(readFileSync(join(dir, TOKENIZER_FILE), 'utf8')));
+  if (JSON.stringify(model.config) !== JSON.stringify(config.settings.model))
+    throw new Error(`${join(dir, MODEL_FILE)}: model config differs from ${CONFIG_FILE}`);
+  return { model, tokenizer, config };
+}
+
+export function pretrain(o: PretrainOptions): PretrainResult {
+  const settings = settingsOf(o);
+  const steps = o.steps ?? 1000;
+  const saveEvery = Math.max(1, o.saveEvery ?? 50);
+  const log = o.log ?? (() => {});
+  const command = o.command ?? pretrainCommand(settings, steps, o.outDir);
+  mkdirSync(o.outDir, { recursive: true });
+
+  const demos = buildDemonstrations({
+    seed: settings.seed,
+    tasks: settings.tasks,
+    cueShare: settings.cueShare,
+    recoveryShare: settings.recoveryShare,
+  });
+
+  let model: Gpt;
+  let tokenizer: Tokenizer;
+  let stepsDone = 0;
+  const configPath = join(o.outDir, CONFIG_FILE);
+  if (existsSync(configPath) && existsSync(join(o.outDir, MODEL_FILE))) {
+    const prev = loadPretrained(o.outDir);
+    if (JSON.stringify(prev.config.settings) !== JSON.stringify(settings))
+      throw new Error(
+        `${o.outDir} holds a checkpoint made with different settings (${JSON.stringify(prev.config.settings)}); use another directory`,
+      );
+    model = prev.model;
+    tokenizer = prev.tokenizer;
+    stepsDone = prev.config.stepsDone;
+    log(`resuming from step ${stepsDone}`);
+  } else {
+    tokenizer = Tokenizer.train(demos.map(demonstrationText), settings.model.vocabSize);
+    model = Gpt.init(settings.model, mixSeed(settings.seed, 0x1417));
+  }
+  const resumedFrom = stepsDone;
+
+  const { sequences, stats } = demonstrationSequences(
+    tokenizer,
+    demos,
+    settings.model.contextLength,
+    settings.overflow,
+  );
+  if (sequences.length === 0)
+    throw new Error(
+      `no demonstration has an assistant token within the context of ${settings.model.contextLength} tokens`,
+    );
+  const data: DataStats = {
+    demonstrations: demos.length,
+    cues: demos.filter((d) => d.cues).length,
+    recoveries: demos.filter((d) => d.recovery).length,
+    ...stats,
+  };
+  log(
+    `demonstrations ${data.demonstrations} (cues ${data.cues}, recoveries ${data.recoveries}); sequences ${data.sequences}, truncated ${data.truncated}, skipped ${data.skipped}, mean ${data.meanTokens} tokens`,
+  );
+
+  const save = () => {
+    const bytes = model.serialize({ seed: settings.seed, stepsDone, command });
+    writeAtomic(join(o.outDir, MODEL_FILE), bytes);
+    writeAtomic(join(o.outDir, TOKENIZER_FILE), JSON.stringify(tokenizer.toJSON()));
+    const config: PretrainConfigFile = {
+      format: 'seal-embedded-pretrain',
+      version: 1,
+      settings,
+      steps,
+      stepsDone,
+      command,
+      data,
+      modelSha256: sha256(bytes),
+    };
+    writeAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
+    return config;
+  };
+
+  const trainer = new SupervisedTrainer(model, { lr: settings.lr, maxGradNorm: settings.maxGradNorm });
+  const history: StepLog[] = [];
+  let config = stepsDone === 0 ? save() : undefined;
+  while (stepsDone < steps) {
+    const rng = new Rng(mixSeed(settings.seed, 0xba7c, stepsDone));
+    const batch = Array.from(
+      { length: Math.min(settings.batchSize, sequences.length) },
+      () => sequences[rng.int(0, sequences.length - 1)]!,
+    );
+    const t0 = performance.now();
+    const r = trainer.step(batch);
+    stepsDone++;
+    const entry: StepLog = {
+      step: stepsDone,
+      loss: r.loss,
+      tokens: r.tokens,
+      gradNorm: r.gradNorm,
+      ms: Math.round(performance.now() - t0),
+    };
+    history.push(entry);
+    appendFileSync(join(o.outDir, LOG_FILE), `${JSON.stringify(entry)}\n`);
+    log(
+      `step ${stepsDone}/${steps} loss ${r.loss.toFixed(4)} tokens ${r.tokens} grad ${r.gradNorm.toFixed(3)}`,
+    );
+    if (stepsDone % saveEvery === 0 || stepsDone === steps) config = save();
+  }
+  config ??= save();
+  return { model, tokenizer, config, history, resumedFrom };
+}

@@ -1,0 +1,181 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pythonFormat } from '../../src/agent/formats/index.js';
+import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
+import { miniData, notInTestSplit } from '../../src/envs/mini/index.js';
+import {
+  buildDemonstrations,
+  type Demonstration,
+  demonstrationTasks,
+} from '../../src/learner/embedded/demonstrations.js';
+import {
+  CONFIG_FILE,
+  LOG_FILE,
+  loadPretrained,
+  MODEL_FILE,
+  pretrain,
+  TOKENIZER_FILE,
+} from '../../src/learner/embedded/pretrain.js';
+import { Gpt } from '../../src/policy/embedded/model.js';
+
+const SEED = 11;
+const N = 24;
+const demos = buildDemonstrations({ seed: SEED, tasks: N, cueShare: 0.4, recoveryShare: 0.4 });
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'seal-pretrain-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Replays a demonstration's assistant turns in a fresh episode; returns the number of calls checked. */
+function replay(d: Demonstration, episode: BfclEpisode): number {
+  let checked = 0;
+  const msgs = d.messages;
+  for (let i = 0; i < msgs.length; i++) {
+    const m = msgs[i]!;
+    if (m.role !== 'assistant') continue;
+    const decoded = pythonFormat.decode({ text: m.content, finishReason: 'stop', latencyMs: 0 });
+    expect(decoded.kind).not.toBe('parse_error');
+    if (decoded.kind === 'calls') {
+      const out = episode.act(decoded.calls);
+      const tool = msgs[i + 1]!;
+      expect(tool.role).toBe('user');
+      expect(tool.content.startsWith('Results of your function calls, in order:')).toBe(true);
+      decoded.calls.forEach((c, k) => {
+        expect(tool.content).toContain(`${c}\n${out.results[k]!}`);
+        checked++;
+      });
+      if (!d.cues) expect(tool.content).not.toContain('\nHint: ');
+    } else {
+      episode.act([]);
+      episode.nextTurn();
+    }
+  }
+  expect(episode.status).toBe('done');
+  return checked;
+}
+
+describe('pretraining demonstrations', () => {
+  it('are deterministic and come only from training scenarios', () => {
+    const again = buildDemonstrations({ seed: SEED, tasks: N, cueShare: 0.4, recoveryShare: 0.4 });
+    expect(JSON.stringify(again)).toBe(JSON.stringify(demos));
+    const other = buildDemonstrations({ seed: SEED + 1, tasks: 4 });
+    expect(JSON.stringify(other)).not.toBe(JSON.stringify(demos.slice(0, 4)));
+    const ok = notInTestSplit();
+    const tasks = demonstrationTasks(SEED, N);
+    expect(tasks).toHaveLength(N);
+    for (const t of tasks) expect(ok(t)).toBe(true);
+    expect(new Set(tasks.map((t) => t.category)).size).toBe(4);
+  });
+
+  it('replay: call lists parse and their real results are the tool messages', () => {
+    const tasks = demonstrationTasks(SEED, N);
+    const data = miniData(tasks, { train: tasks.map((t) => t.id), test: [] });
+    let calls = 0;
+    for (const d of demos) {
+      const task = data.byId.get(d.taskId)!;
+      expect(d.messages[0]!.role).toBe('system');
+      expect(d.messages.at(-1)!.role).toBe('assistant');
+      calls += replay(d, new BfclEpisode(task, data));
+    }
+    expect(calls).toBeGreaterThan(N);
+  });
+
+  it('include interface cues, recoveries, abstentions and the reveal message', () => {
+    const cued = demos.filter((d) => d.cues);
+    const recovering = demos.filter((d) => d.recovery);
+    expect(cued.length).toBeGreaterThan(0);
+    expect(cued.length).toBeLessThan(N);
+    expect(recovering.length).toBeGreaterThan(0);
+    expect(cued.some((d) => d.messages[0]!.content.includes('(required)'))).toBe(true);
+    expect(cued.some((d) => d.messages[0]!.content.includes('Notes on using the tools:'))).toBe(true);
+    expect(
+      demos.filter((d) => !d.cues).every((d) => !d.messages[0]!.content.includes('Notes on using')),
+    ).toBe(true);
+    // a recovery: a real execution error, then a later successful call list
+    for (const d of recovering) {
+      const err = d.messages.findIndex(
+        (m) => m.role === 'user' && m.content.includes('Error during execution'),
+      );
+      expect(err).toBeGreaterThan(0);
+      expect(d.messages[err]!.content).toMatch(/missing \d+ required positional argument/);
+    }
+    expect(
+      recovering.some(
+        (d) => d.cues && d.messages.some((m) => m.role === 'user' && m.content.includes('\nHint: ')),
+      ),
+    ).toBe(true);
+    expect(
+      demos.some((d) =>
+        d.messages.some((m) => m.role === 'user' && m.content.includes('I have updated some more functions')),
+      ),
+    ).toBe(true);
+    const texts = demos.flatMap((d) =>
+      d.messages.filter((m) => m.role === 'assistant' && !m.content.startsWith('[')).map((m) => m.content),
+    );
+    expect(texts.some((t) => t.startsWith('Done'))).toBe(true);
+    expect(texts.some((t) => /cannot|No listed function/.test(t))).toBe(true);
+    expect(texts.some((t) => /missing|provide|value/.test(t))).toBe(true);
+  });
+});
+
+describe('pretrain', () => {
+  const tiny = { vocabSize: 512, contextLength: 192, nLayer: 1, nHead: 2, dModel: 16, tiedEmbeddings: true };
+
+  it('writes a checkpoint that reloads to the same logits, lowers the loss, and resumes', () => {
+    const outDir = tempDir();
+    const opts = {
+      seed: 3,
+      tasks: 8,
+      config: tiny,
+      batchSize: 2,
+      lr: 1e-2,
+      saveEvery: 10,
+      overflow: 'tail' as const,
+      outDir,
+    };
+    const r = pretrain({ ...opts, steps: 24 });
+    for (const f of [MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE, LOG_FILE])
+      expect(existsSync(join(outDir, f))).toBe(true);
+    const losses = r.history.map((h) => h.loss);
+    expect(losses).toHaveLength(24);
+    const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
+    expect(mean(losses.slice(-6))).toBeLessThan(mean(losses.slice(0, 6)) * 0.8);
+    expect(r.config.stepsDone).toBe(24);
+    expect(r.config.command).toContain('seal pretrain --seed 3 --tasks 8');
+    expect(r.config.data.sequences).toBeGreaterThan(0);
+    const lines = readFileSync(join(outDir, LOG_FILE), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(24);
+
+    const loaded = loadPretrained(outDir);
+    expect(loaded.tokenizer.toJSON()).toEqual(r.tokenizer.toJSON());
+    const ids = loaded.tokenizer.encode('<|user|>Deposit 20 dollars.<|end|><|assistant|>');
+    expect(Array.from(loaded.model.forward(ids).logits)).toEqual(Array.from(r.model.forward(ids).logits));
+
+    // resume: more steps on the same settings continue from the checkpoint
+    const more = pretrain({ ...opts, steps: 26 });
+    expect(more.resumedFrom).toBe(24);
+    expect(more.history.map((h) => h.step)).toEqual([25, 26]);
+    expect(readFileSync(join(outDir, LOG_FILE), 'utf8').trim().split('\n')).toHaveLength(26);
+    // different settings are refused
+    expect(() => pretrain({ ...opts, lr: 5e-3, steps: 30 })).toThrow(/different settings/);
+  });
+
+  it('a corrupted model.bin fails to load with a clear error', () => {
+    const outDir = tempDir();
+    pretrain({ seed: 4, tasks: 4, config: tiny, steps: 1, batchSize: 1, overflow: 'tail', outDir });
+    const path = join(outDir, MODEL_FILE);
+    const bytes = new Uint8Array(readFileSync(path));
+    bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
+    writeFileSync(path, bytes);
+    expect(() => loadPretrained(outDir)).toThrow(/checksum mismatch \(the file is corrupt or truncated\)/);
+    expect(() => Gpt.deserialize(bytes)).toThrow(/cannot load embedded model weights/);
+  });
+});
