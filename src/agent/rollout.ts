@@ -61,6 +61,16 @@ export async function rollout(
   policy: Policy,
   options: RolloutOptions,
 ): Promise<Trajectory> {
+  return (await rolloutTranscript(task, data, policy, options)).trajectory;
+}
+
+/** A rollout and the exact chat the policy saw and wrote (what supervised demonstrations train on). */
+export async function rolloutTranscript(
+  task: BfclTask,
+  data: BfclData,
+  policy: Policy,
+  options: RolloutOptions,
+): Promise<{ trajectory: Trajectory; messages: ChatMessage[] }> {
   const { format } = options;
   const ti = options.trainingInterface;
   const maxSteps = options.maxStepsPerTurn ?? MAX_STEPS_PER_TURN;
@@ -145,7 +155,7 @@ export async function rollout(
     }
     if (running) running = rec.nextTurn();
   }
-  return rec.finish();
+  return { trajectory: rec.finish(), messages };
 }
 
 /** Run `work` over `items` with at most `limit` in flight, preserving nothing but completion order. */

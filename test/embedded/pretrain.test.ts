@@ -22,7 +22,7 @@ import { Gpt } from '../../src/policy/embedded/model.js';
 
 const SEED = 11;
 const N = 24;
-const demos = buildDemonstrations({ seed: SEED, tasks: N, cueShare: 0.4, recoveryShare: 0.4 });
+const demos = await buildDemonstrations({ seed: SEED, tasks: N, cueShare: 0.4, recoveryShare: 0.4 });
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -63,10 +63,10 @@ function replay(d: Demonstration, episode: BfclEpisode): number {
 }
 
 describe('pretraining demonstrations', () => {
-  it('are deterministic and come only from training scenarios', () => {
-    const again = buildDemonstrations({ seed: SEED, tasks: N, cueShare: 0.4, recoveryShare: 0.4 });
+  it('are deterministic and come only from training scenarios', async () => {
+    const again = await buildDemonstrations({ seed: SEED, tasks: N, cueShare: 0.4, recoveryShare: 0.4 });
     expect(JSON.stringify(again)).toBe(JSON.stringify(demos));
-    const other = buildDemonstrations({ seed: SEED + 1, tasks: 4 });
+    const other = await buildDemonstrations({ seed: SEED + 1, tasks: 4 });
     expect(JSON.stringify(other)).not.toBe(JSON.stringify(demos.slice(0, 4)));
     const ok = notInTestSplit();
     const tasks = demonstrationTasks(SEED, N);
@@ -129,7 +129,7 @@ describe('pretraining demonstrations', () => {
 describe('pretrain', () => {
   const tiny = { vocabSize: 512, contextLength: 192, nLayer: 1, nHead: 2, dModel: 16, tiedEmbeddings: true };
 
-  it('writes a checkpoint that reloads to the same logits, lowers the loss, and resumes', () => {
+  it('writes a checkpoint that reloads to the same logits, lowers the loss, and resumes', async () => {
     const outDir = tempDir();
     const opts = {
       seed: 3,
@@ -141,7 +141,7 @@ describe('pretrain', () => {
       overflow: 'tail' as const,
       outDir,
     };
-    const r = pretrain({ ...opts, steps: 24 });
+    const r = await pretrain({ ...opts, steps: 24 });
     for (const f of [MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE, LOG_FILE])
       expect(existsSync(join(outDir, f))).toBe(true);
     const losses = r.history.map((h) => h.loss);
@@ -160,17 +160,17 @@ describe('pretrain', () => {
     expect(Array.from(loaded.model.forward(ids).logits)).toEqual(Array.from(r.model.forward(ids).logits));
 
     // resume: more steps on the same settings continue from the checkpoint
-    const more = pretrain({ ...opts, steps: 26 });
+    const more = await pretrain({ ...opts, steps: 26 });
     expect(more.resumedFrom).toBe(24);
     expect(more.history.map((h) => h.step)).toEqual([25, 26]);
     expect(readFileSync(join(outDir, LOG_FILE), 'utf8').trim().split('\n')).toHaveLength(26);
     // different settings are refused
-    expect(() => pretrain({ ...opts, lr: 5e-3, steps: 30 })).toThrow(/different settings/);
+    await expect(pretrain({ ...opts, lr: 5e-3, steps: 30 })).rejects.toThrow(/different settings/);
   });
 
-  it('a corrupted model.bin fails to load with a clear error', () => {
+  it('a corrupted model.bin fails to load with a clear error', async () => {
     const outDir = tempDir();
-    pretrain({ seed: 4, tasks: 4, config: tiny, steps: 1, batchSize: 1, overflow: 'tail', outDir });
+    await pretrain({ seed: 4, tasks: 4, config: tiny, steps: 1, batchSize: 1, overflow: 'tail', outDir });
     const path = join(outDir, MODEL_FILE);
     const bytes = new Uint8Array(readFileSync(path));
     bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;

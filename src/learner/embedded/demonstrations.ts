@@ -13,18 +13,14 @@
  */
 import type { FormatAdapter } from '../../agent/format.js';
 import { formatAdapter } from '../../agent/formats/index.js';
-import { EpisodeRecorder } from '../../agent/recorder.js';
+import { rolloutTranscript } from '../../agent/rollout.js';
 import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
-import { ADDITIONAL_FUNCTION_MESSAGE } from '../../envs/bfcl/episode.js';
 import { generateForTraining, miniData, mixSeed, Rng } from '../../envs/mini/index.js';
 import { messageText } from '../../policy/embedded/policy.js';
 import type { ChatRole } from '../../policy/embedded/tokenizer.js';
-import type { ChatMessage } from '../../policy/policy.js';
+import type { Completion, Policy } from '../../policy/policy.js';
 import {
   type ActiveGuideline,
-  decorateSystemPrompt,
-  decorateToolResult,
-  decorateTools,
   GUIDELINE_LABELS,
   GUIDELINE_TEXT,
   type InterfaceState,
@@ -163,107 +159,88 @@ interface RenderOptions {
 }
 
 /** One demonstration: the task played with its ground truth through a real episode. */
-export function renderDemonstration(task: BfclTask, data: BfclData, o: RenderOptions): Demonstration {
+export async function renderDemonstration(
+  task: BfclTask,
+  data: BfclData,
+  o: RenderOptions,
+): Promise<Demonstration> {
   const format = o.format ?? formatAdapter('python');
   const rng = o.rng;
   const ti = o.cues
     ? { ctx: o.ctx ?? trainingContext('pretrain'), state: demoInterfaceState(rng) }
     : undefined;
-  const rec = new EpisodeRecorder(task, data);
-  const ep = rec.episode;
-  const first = ep.observe();
-  const shownTools = (tools: typeof first.tools) =>
-    ti ? decorateTools(ti.ctx, ti.state, tools) : [...tools];
-  const basePrompt = format.systemPrompt(shownTools(first.tools));
-  const messages: ChatMessage[] = [
-    { role: 'system', content: ti ? decorateSystemPrompt(ti.ctx, ti.state, basePrompt) : basePrompt },
-  ];
-  // the turn (and call) that gets the recovery: the first turn with a call that has a required argument
+  // Plan the assistant's outputs turn by turn (the rng is drawn in turn order, so a seed always
+  // gives the same demonstration), then play them through the real rollout loop.
+  const plan: string[] = [];
   let recoveryPlanned = o.recovery;
-  let recovered = false;
-
-  /** play one assistant step of calls, appending the assistant text and the (decorated) results */
-  const playCalls = (calls: readonly string[], functions: ReturnType<typeof ep.observe>['functions']) => {
-    const text = `[${calls.join(', ')}]`;
-    const completion = { text, finishReason: 'stop' as const, latencyMs: 0 };
-    const decoded = format.decode(completion);
-    if (decoded.kind !== 'calls') throw new Error(`demonstration calls do not decode: ${text}`);
-    messages.push(format.assistantMessage(completion));
-    const outcome = rec.step(decoded);
-    const records = rec.lastStep()!.calls;
-    const shown = outcome.results.map((r, i) =>
-      ti
-        ? decorateToolResult(ti.ctx, ti.state, r, {
-            call: decoded.calls[i]!,
-            ...(records[i]?.name ? { name: records[i]!.name! } : {}),
-            issues: [...(records[i]?.argumentIssues ?? [])],
-            functions,
-          })
-        : r,
-    );
-    messages.push(...format.toolResultMessages(completion, decoded, shown));
-    return records;
-  };
-
-  for (;;) {
-    const obs = ep.observe();
-    if (obs.functionsAdded) {
-      messages.push({
-        role: 'user',
-        content: format.addedFunctionsMessage(obs.functionsAdded, ADDITIONAL_FUNCTION_MESSAGE),
-      });
-    } else {
-      for (const m of obs.messages) messages.push({ role: 'user', content: m.content });
-    }
-    const gt = task.groundTruth[obs.turn] ?? [];
+  let recovery: { step: number; call: number } | undefined;
+  for (const gt of task.groundTruth) {
     if (gt.length === 0) {
-      const phrases = task.category === 'miss_param' ? ASK_PHRASES : NO_TOOL_PHRASES;
-      messages.push({ role: 'assistant', content: rng.pick(phrases) });
-      rec.step({ kind: 'text' });
-    } else {
-      let rest = gt;
-      if (recoveryPlanned) {
-        for (let k = 0; k < gt.length; k++) {
-          const wrong = dropRequiredArgument(gt[k]!, data, rng);
-          if (!wrong) continue;
-          const records = playCalls([...gt.slice(0, k), wrong], obs.functions);
-          if (!records[k]?.executionError) {
-            throw new Error(`recovery call ${wrong} of ${task.id} did not fail`);
-          }
-          rest = gt.slice(k);
-          recoveryPlanned = false;
-          recovered = true;
-          break;
-        }
-      }
-      playCalls(rest, obs.functions);
-      messages.push({ role: 'assistant', content: rng.pick(DONE_PHRASES) });
-      rec.step({ kind: 'text' });
+      plan.push(rng.pick(task.category === 'miss_param' ? ASK_PHRASES : NO_TOOL_PHRASES));
+      continue;
     }
-    if (!rec.nextTurn()) break;
+    let rest = gt;
+    if (recoveryPlanned) {
+      for (let k = 0; k < gt.length; k++) {
+        const wrong = dropRequiredArgument(gt[k]!, data, rng);
+        if (!wrong) continue;
+        recovery = { step: plan.length, call: k };
+        plan.push(`[${[...gt.slice(0, k), wrong].join(', ')}]`);
+        rest = gt.slice(k);
+        recoveryPlanned = false;
+        break;
+      }
+    }
+    plan.push(`[${rest.join(', ')}]`);
+    plan.push(rng.pick(DONE_PHRASES));
+  }
+  const { trajectory, messages } = await rolloutTranscript(task, data, new ScriptedTeacher(plan), {
+    format,
+    ...(ti ? { trainingInterface: ti } : {}),
+  });
+  if (trajectory.reward !== 1) throw new Error(`demonstration of ${task.id} does not pass the verifier`);
+  if (recovery) {
+    const steps = trajectory.turns.flatMap((t) => t.steps);
+    if (!steps[recovery.step]?.calls[recovery.call]?.executionError) {
+      throw new Error(`the recovery call of ${task.id} did not fail`);
+    }
   }
   return {
     taskId: task.id,
     category: task.category,
     cues: o.cues,
-    recovery: recovered,
+    recovery: recovery !== undefined,
     messages: messages.map(messageText),
   };
 }
 
+/** A policy that says what the plan says, in order: the teacher behind a demonstration. */
+class ScriptedTeacher implements Policy {
+  readonly name = 'teacher';
+  private next = 0;
+  constructor(private readonly plan: readonly string[]) {}
+  async complete(): Promise<Completion> {
+    const text = this.plan[this.next++];
+    if (text === undefined) throw new Error('the demonstration plan ran out before the dialogue ended');
+    return { text, finishReason: 'stop', latencyMs: 0 };
+  }
+}
+
 /** Demonstrations for `n` fresh training tasks, deterministic from the seed. */
-export function buildDemonstrations(o: DemonstrationOptions): Demonstration[] {
+export async function buildDemonstrations(o: DemonstrationOptions): Promise<Demonstration[]> {
   const tasks = demonstrationTasks(o.seed, o.tasks);
   const data = miniData(tasks, { train: tasks.map((t) => t.id), test: [] });
   const ctx = trainingContext('pretrain');
   const cueShare = o.cueShare ?? 0.35;
   const recoveryShare = o.recoveryShare ?? 0.3;
-  return tasks.map((task, i) => {
+  const out: Demonstration[] = [];
+  for (const [i, task] of tasks.entries()) {
     const rng = new Rng(mixSeed(o.seed, 0xde30, i));
     const cues = rng.chance(cueShare);
     const recovery = rng.chance(recoveryShare);
-    return renderDemonstration(task, data, { cues, recovery, rng, ctx });
-  });
+    out.push(await renderDemonstration(task, data, { cues, recovery, rng, ctx }));
+  }
+  return out;
 }
 
 /** The plain text of a demonstration (tokenizer training corpus). */

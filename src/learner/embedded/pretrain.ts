@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { mixSeed, Rng } from '../../envs/mini/index.js';
 import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
-import { buildDemonstrations, demonstrationText } from './demonstrations.js';
+import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { type SupervisedSequence, SupervisedTrainer } from './supervised.js';
 
 export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
@@ -159,7 +159,7 @@ export function pretrainCommand(s: PretrainSettings, steps: number, outDir: stri
 /** Token sequences of the demonstrations: truncated to the context, skipped without a target. */
 export function demonstrationSequences(
   tok: Tokenizer,
-  demos: ReturnType<typeof buildDemonstrations>,
+  demos: readonly Demonstration[],
   contextLength: number,
   overflow: Overflow = 'head',
 ): { sequences: SupervisedSequence[]; stats: Omit<DataStats, 'demonstrations' | 'cues' | 'recoveries'> } {
@@ -231,7 +231,7 @@ export function loadPretrained(dir: string): {
   return { model, tokenizer, config };
 }
 
-export function pretrain(o: PretrainOptions): PretrainResult {
+export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const settings = settingsOf(o);
   const steps = o.steps ?? 1000;
   const saveEvery = Math.max(1, o.saveEvery ?? 50);
@@ -239,7 +239,7 @@ export function pretrain(o: PretrainOptions): PretrainResult {
   const command = o.command ?? pretrainCommand(settings, steps, o.outDir);
   mkdirSync(o.outDir, { recursive: true });
 
-  const demos = buildDemonstrations({
+  const demos = await buildDemonstrations({
     seed: settings.seed,
     tasks: settings.tasks,
     cueShare: settings.cueShare,
