@@ -3,15 +3,17 @@
  * decoded into call strings (parsed, never evaluated), and how the exchange goes back into the
  * chat history. Implementations: formats/native.ts (API `tools` / `tool_calls`),
  * formats/hermes.ts (`<tool_call>{...}</tool_call>` in text, Qwen style), formats/python.ts
- * (BFCL prompting style `[func(arg=value), ...]`).
+ * (BFCL prompting style `[func(arg=value), ...]`), formats/compact.ts (the same calls, tools as
+ * one-line signatures, for small contexts).
  */
 import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion } from '../policy/policy.js';
+import type { ToolCallFormat } from '../seal/interface.js';
 import type { DecodedStep } from './recorder.js';
 
-export type ToolCallFormat = 'native' | 'hermes' | 'python';
-export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ['native', 'hermes', 'python'];
+export type { ToolCallFormat } from '../seal/interface.js';
+export { TOOL_CALL_FORMATS } from '../seal/interface.js';
 
 export interface FormatAdapter {
   readonly format: ToolCallFormat;

@@ -1,16 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOOL_CALL_FORMATS } from '../../src/agent/format.js';
+import { COMPACT_SYSTEM_PROMPT, compactToolLine } from '../../src/agent/formats/compact.js';
 import { BASE_SYSTEM_PROMPT, formatAdapter, stripThinking } from '../../src/agent/formats/index.js';
 import type { DecodedStep } from '../../src/agent/recorder.js';
 import { paramsOfTool } from '../../src/agent/trajectory.js';
 import { decodePythonCallList } from '../../src/envs/bfcl/calls/decode.js';
-import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
+import {
+  calleeName,
+  literalValue,
+  PYTHON_KEYWORDS,
+  parsePythonExpression,
+} from '../../src/envs/bfcl/calls/parse.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, visibleFunctions } from '../../src/envs/bfcl/episode.js';
 import { jsonDumps, repr } from '../../src/envs/bfcl/py/format.js';
 import type { PyDict } from '../../src/envs/bfcl/py/values.js';
 import { toOpenAiTool } from '../../src/envs/bfcl/tools.js';
 import type { Completion, NativeToolCall } from '../../src/policy/policy.js';
+import { decorateOpenAiTool, REQUIRED_MARK } from '../../src/seal/interface/schema-cues.js';
 import { sharedData } from '../support/golden.js';
 
 const data = sharedData();
@@ -486,6 +493,71 @@ describe('python format', () => {
   });
 });
 
+describe('compact format', () => {
+  const compact = formatAdapter('compact');
+
+  it('writes each tool on one line: name, typed arguments (optional ones marked), every description', () => {
+    const tools = [
+      toOpenAiTool({
+        name: 'wc',
+        description: 'Count lines,\n words or characters.',
+        parameters: {
+          type: 'dict',
+          properties: {
+            file_name: { type: 'string' },
+            mode: { type: 'string', description: 'l, w or c' },
+            limits: { type: 'array', items: { type: 'float' } },
+            order: { type: 'string', enum: ['asc', 'desc'] },
+            owner: {
+              type: 'dict',
+              properties: { name: { type: 'string', description: 'full name' }, age: { type: 'integer' } },
+              required: ['name'],
+            },
+          },
+          required: ['file_name', 'limits'],
+        },
+      }),
+    ];
+    expect(compactToolLine(tools[0]!)).toBe(
+      'wc(file_name: str, mode?: str, limits: list[float], order?: "asc"|"desc", ' +
+        'owner?: dict{name: str, age?: int}) Count lines, words or characters. mode: l, w or c; owner.name: full name',
+    );
+    const prompt = compact.systemPrompt(tools);
+    expect(prompt).toBe(`${COMPACT_SYSTEM_PROMPT}\n\nFunctions:\n${compactToolLine(tools[0]!)}`);
+    expect(compact.requestTools(tools)).toBeUndefined();
+  });
+
+  it('keeps every interface cue (cues live in descriptions) and is far shorter than the JSON docs', () => {
+    const task = data.byId.get('multi_turn_base_100')!;
+    const tools = visibleFunctions(task, data, 0).map(toOpenAiTool);
+    const cued = tools.map((t) =>
+      decorateOpenAiTool(t, { requiredMarks: true, allowedValues: true, types: true }),
+    );
+    const prompt = compact.systemPrompt(cued);
+    for (const t of cued) {
+      expect(prompt).toContain(`${t.function.name}(`);
+      for (const p of Object.values(t.function.parameters.properties ?? {})) {
+        if (p.description) expect(prompt).toContain(p.description.replace(/\s+/g, ' ').trim());
+      }
+    }
+    expect(prompt).toContain(REQUIRED_MARK);
+    expect(compact.systemPrompt(tools).length).toBeLessThan(python.systemPrompt(tools).length * 0.6);
+  });
+
+  it('calls, results, parse errors and revealed functions work as in the python format', () => {
+    const c = text("I will look.\n[cd(folder='a'), ls(a=True)]");
+    const d = compact.decode(c);
+    expect(d).toEqual(calls("cd(folder='a')", 'ls(a=True)'));
+    expect(compact.toolResultMessages(c, d, ['1', '2'])).toEqual(python.toolResultMessages(c, d, ['1', '2']));
+    expectParseError(compact.decode(text("[cd(folder='a'")));
+    expect(compact.decode(text('No function fits.'))).toEqual({ kind: 'text' });
+    const added = [data.docs.get('sort')!.doc];
+    expect(compact.addedFunctionsMessage(added, ADDITIONAL_FUNCTION_MESSAGE)).toBe(
+      `${compactToolLine(toOpenAiTool(added[0]!))}\n${ADDITIONAL_FUNCTION_MESSAGE}`,
+    );
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 
 describe('stripThinking', () => {
@@ -585,7 +657,8 @@ describe('tool-call formats: hostile output never throws', () => {
         fc.dictionary(fc.string(), tie('v'), { maxKeys: 3 }),
       ),
     })).v;
-    const ident = fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/);
+    // keywords are not names (the decoders refuse `or(...)`, as Python would)
+    const ident = fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/).filter((s) => !PYTHON_KEYWORDS.has(s));
     fc.assert(
       fc.property(ident, fc.dictionary(ident, value, { maxKeys: 4 }), (name, args) => {
         const json = JSON.stringify(args);

@@ -60,7 +60,7 @@ describe('seal eval against an OpenAI-compatible server (scripted)', () => {
     await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
   });
 
-  for (const format of ['native', 'hermes', 'python'] as ToolCallFormat[]) {
+  for (const format of ['native', 'hermes', 'python', 'compact'] as ToolCallFormat[]) {
     it(`${format}: scores, labels, retries, and the BFCL result file scores the same with seal verify`, async () => {
       const server = await startFakeModelServer(bfclPlayer(data, BEHAVIOURS, format));
       try {

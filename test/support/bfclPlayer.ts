@@ -70,6 +70,7 @@ function encodeCalls(calls: readonly string[], format: ToolCallFormat, data: Bfc
     case 'hermes':
       return { content: structured.map((s) => `<tool_call>\n${JSON.stringify(s)}\n</tool_call>`).join('\n') };
     case 'python':
+    case 'compact':
       return { content: `[${calls.join(', ')}]` };
   }
 }
@@ -81,6 +82,7 @@ function malformed(format: ToolCallFormat): FakeReply {
     case 'hermes':
       return { content: '<tool_call>\n{"name": "ls", "arguments": {"a": }\n</tool_call>' };
     case 'python':
+    case 'compact':
       return { content: "[cd(folder='document'" };
   }
 }

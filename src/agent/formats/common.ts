@@ -151,7 +151,9 @@ export function pyJson(value: unknown): string {
 
 /** What distinguishes one text tool-call format (tools in the prompt, calls in the text) from another. */
 export interface TextFormatSpec {
-  readonly format: 'hermes' | 'python';
+  readonly format: 'hermes' | 'python' | 'compact';
+  /** the task framing before the tools section; default BASE_SYSTEM_PROMPT */
+  readonly basePrompt?: string;
   /** the part of the system prompt that presents the tools */
   toolsSection(tools: readonly OpenAiTool[]): string;
   /** the tools revealed on the miss_func turn, placed before the fixed sentence */
@@ -168,7 +170,7 @@ export interface TextFormatSpec {
 export function textFormat(spec: TextFormatSpec): FormatAdapter {
   return {
     format: spec.format,
-    systemPrompt: (tools) => `${BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
+    systemPrompt: (tools) => `${spec.basePrompt ?? BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
     requestTools: () => undefined,
     addedFunctionsMessage: (added, fixedText) => `${spec.addedTools(added.map(toOpenAiTool))}\n${fixedText}`,
     decode: (completion: Completion) =>

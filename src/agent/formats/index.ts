@@ -3,6 +3,7 @@
  * into call strings (parsed, never evaluated) and writes the exchange back into the history.
  */
 import type { FormatAdapter, ToolCallFormat } from '../format.js';
+import { compactFormat } from './compact.js';
 import { hermesFormat } from './hermes.js';
 import { nativeFormat } from './native.js';
 import { pythonFormat } from './python.js';
@@ -11,6 +12,7 @@ const ADAPTERS: Readonly<Record<ToolCallFormat, FormatAdapter>> = {
   native: nativeFormat,
   hermes: hermesFormat,
   python: pythonFormat,
+  compact: compactFormat,
 };
 
 export function formatAdapter(format: ToolCallFormat): FormatAdapter {
@@ -20,6 +22,7 @@ export function formatAdapter(format: ToolCallFormat): FormatAdapter {
 }
 
 export { BASE_SYSTEM_PROMPT, invalidFormatText, stripThinking } from './common.js';
+export { compactFormat } from './compact.js';
 export { hermesFormat } from './hermes.js';
 export { nativeFormat, toolCallIds } from './native.js';
 export { pythonFormat } from './python.js';

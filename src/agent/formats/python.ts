@@ -133,7 +133,7 @@ export function callListCandidates(text: string): string[] {
   return out;
 }
 
-function decodePython(text: string): DecodedStep {
+export function decodePythonText(text: string): DecodedStep {
   const s = stripThinking(text).trim();
   if (s === '') return { kind: 'text' };
   let candidates = callListCandidates(s);
@@ -160,6 +160,6 @@ export const pythonFormat: FormatAdapter = textFormat({
   format: 'python',
   toolsSection: pythonToolsSection,
   addedTools: functionDocsJson,
-  decodeText: decodePython,
+  decodeText: decodePythonText,
   resultsText: pythonResultsText,
 });

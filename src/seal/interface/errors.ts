@@ -250,8 +250,8 @@ export function repairHint(failure: ToolFailure, info: ToolCallInfo = {}): strin
   }
 }
 
-export type ToolCallFormat = 'native' | 'hermes' | 'python';
-export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ['native', 'hermes', 'python'];
+export type ToolCallFormat = 'native' | 'hermes' | 'python' | 'compact';
+export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ['native', 'hermes', 'python', 'compact'];
 
 /** Placeholders only: a skeleton must not suggest which tool or value to use. */
 const SKELETON: Readonly<Record<ToolCallFormat, string>> = {
@@ -265,6 +265,9 @@ const SKELETON: Readonly<Record<ToolCallFormat, string>> = {
   python:
     'Write the calls as one Python list with keyword arguments and literal values ' +
     '(quoted strings, numbers, lists, True, False, None):\n' +
+    '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
+  compact:
+    'Reply with only a Python list of calls with literal values:\n' +
     '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
 };
 
