@@ -1,20 +1,28 @@
 /** `seal eval` and `seal compare`: flag parsing and output; the work is in eval/. */
+import { basename, resolve } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import type { BfclData, SuiteName } from '../envs/bfcl/data/tasks.js';
 import { compareTable } from '../eval/compare.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoint.js';
+import { EMBEDDED_TOOL_FORMAT, EmbeddedPolicy } from '../policy/embedded/policy.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
-import type { SamplingOptions } from '../policy/policy.js';
+import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { progressBar } from './progress.js';
 import { splitIds, UsageError } from './verify.js';
+
+export type PolicyKind = 'server' | 'embedded';
 
 export interface EvalFlags {
   readonly suite: SuiteName;
   readonly split: string;
-  readonly model: string;
+  readonly policy: PolicyKind;
+  /** server: the model name; embedded: a checkpoint directory (default: the shipped base) */
+  readonly model?: string;
+  /** default: native for a server, compact for the embedded policy */
+  readonly format?: ToolCallFormat;
   readonly baseUrl?: string;
   readonly apiKeyEnv: string;
-  readonly format: ToolCallFormat;
   readonly concurrency: string;
   readonly temperature: string;
   readonly topP?: string;
@@ -43,11 +51,15 @@ function num(
   return n;
 }
 
-export async function runEvalCommand(
-  data: BfclData,
-  flags: EvalFlags,
-  print: (s: string) => void,
-): Promise<void> {
+/** The policy and the run-config fields naming it. */
+function serverPolicy(flags: EvalFlags): {
+  policy: Policy;
+  model: string;
+  baseUrl: string;
+  format: ToolCallFormat;
+} {
+  if (!flags.model)
+    throw new UsageError('give --model NAME (the model as the server knows it), or --policy embedded.');
   const baseUrl = flags.baseUrl ?? process.env.OPENAI_BASE_URL;
   if (!baseUrl)
     throw new UsageError(
@@ -66,16 +78,6 @@ export async function runEvalCommand(
       throw new UsageError('--extra-body must be a JSON object');
     }
   }
-  const sampling: SamplingOptions = {
-    temperature: num('--temperature', flags.temperature, { min: 0 })!,
-    ...(flags.topP !== undefined ? { topP: num('--top-p', flags.topP, { min: 0 })! } : {}),
-    ...(flags.maxTokens !== undefined
-      ? { maxTokens: num('--max-tokens', flags.maxTokens, { int: true, min: 1 })! }
-      : {}),
-    ...(flags.seed !== undefined ? { seed: num('--seed', flags.seed, { int: true })! } : {}),
-    ...(flags.stop?.length ? { stop: flags.stop } : {}),
-  };
-  const concurrency = num('--concurrency', flags.concurrency, { int: true, min: 1 })!;
   const apiKey = process.env[flags.apiKeyEnv];
   const policy = new OpenAiCompatiblePolicy({
     baseUrl,
@@ -86,17 +88,57 @@ export async function runEvalCommand(
     timeoutMs: num('--timeout', flags.timeout, { min: 0.001 })! * 1000,
     maxRetries: num('--retries', flags.retries, { int: true, min: 0 })!,
   });
+  return { policy, model: flags.model, baseUrl, format: flags.format ?? 'native' };
+}
+
+function embeddedPolicy(flags: EvalFlags): {
+  policy: Policy;
+  model: string;
+  baseUrl?: undefined;
+  format: ToolCallFormat;
+} {
+  if (flags.baseUrl || flags.extraBody)
+    throw new UsageError(
+      '--base-url and --extra-body are for a model server; the embedded policy runs in process.',
+    );
+  const format = flags.format ?? EMBEDDED_TOOL_FORMAT;
+  if (format === 'native')
+    throw new UsageError(
+      `the embedded policy writes its calls in text; use --format ${EMBEDDED_TOOL_FORMAT} (what it was trained on).`,
+    );
+  const dir = flags.model ?? BASE_CHECKPOINT_DIR;
+  const { model, tokenizer, config } = loadCheckpoint(dir);
+  const name = `embedded:${basename(resolve(dir))}@${config.modelSha256.slice(0, 12)}`;
+  return { policy: new EmbeddedPolicy(model, tokenizer, { name }), model: name, format };
+}
+
+export async function runEvalCommand(
+  data: BfclData,
+  flags: EvalFlags,
+  print: (s: string) => void,
+): Promise<void> {
+  const sampling: SamplingOptions = {
+    temperature: num('--temperature', flags.temperature, { min: 0 })!,
+    ...(flags.topP !== undefined ? { topP: num('--top-p', flags.topP, { min: 0 })! } : {}),
+    ...(flags.maxTokens !== undefined
+      ? { maxTokens: num('--max-tokens', flags.maxTokens, { int: true, min: 1 })! }
+      : {}),
+    ...(flags.seed !== undefined ? { seed: num('--seed', flags.seed, { int: true })! } : {}),
+    ...(flags.stop?.length ? { stop: flags.stop } : {}),
+  };
+  const concurrency = num('--concurrency', flags.concurrency, { int: true, min: 1 })!;
+  const chosen = flags.policy === 'embedded' ? embeddedPolicy(flags) : serverPolicy(flags);
   const ids = splitIds(data, flags.split);
   const tasks = data.tasks.filter((t) => ids.has(t.id));
   const config: EvalRunConfig = {
     suite: flags.suite,
-    model: flags.model,
-    baseUrl,
-    format: flags.format,
+    model: chosen.model,
+    ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
+    format: chosen.format,
     split: flags.split,
     sampling,
   };
-  const outcome = await runEval(data, tasks, policy, config, flags.out, {
+  const outcome = await runEval(data, tasks, chosen.policy, config, flags.out, {
     concurrency,
     progress: progressBar('eval'),
   });

@@ -1,13 +1,17 @@
 /** The `seal` command line: thin wrappers that parse flags and call the parts. */
 import { Command, Option } from 'commander';
+import { TOOL_CALL_FORMATS } from '../agent/format.js';
 import { DATA_DIR_ENV, defaultCacheDir, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import { BASE_URL_ENV, pullBfcl } from '../envs/bfcl/data/pull.js';
 import { DataMissingError, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
 import { CompareError } from '../eval/compare.js';
 import { RunFolderError } from '../eval/run.js';
+import { CheckpointError } from '../policy/embedded/checkpoint.js';
+import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
 import { type EvalFlags, runCompareCommand, runEvalCommand } from './eval.js';
+import { type PretrainFlags, runPretrainCommand } from './pretrain.js';
 import { runVerify, UsageError } from './verify.js';
 
 const program = new Command();
@@ -55,23 +59,37 @@ program
 
 program
   .command('eval')
-  .description('Evaluate a model served by an OpenAI-compatible server on BFCL multi-turn (strict protocol)')
+  .description(
+    'Evaluate a policy (a model served by an OpenAI-compatible server, or the embedded one) under the strict protocol',
+  )
   .addOption(
     new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
       .choices([...SUITES])
       .default('bfcl'),
   )
   .option('--split <split>', 'test, train, all, or comma-separated task ids', 'test')
-  .requiredOption('--model <name>', 'model name as the server knows it')
+  .addOption(
+    new Option(
+      '--policy <kind>',
+      'server: an OpenAI-compatible model server; embedded: the built-in small model',
+    )
+      .choices(['server', 'embedded'])
+      .default('server'),
+  )
+  .option(
+    '--model <name>',
+    'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base)',
+  )
   .option(
     '--base-url <url>',
     'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
   )
   .option('--api-key-env <var>', 'environment variable holding the API key', 'OPENAI_API_KEY')
   .addOption(
-    new Option('--format <format>', 'tool-call format')
-      .choices(['native', 'hermes', 'python'])
-      .default('native'),
+    new Option(
+      '--format <format>',
+      'tool-call format (default: native for a server, compact for embedded)',
+    ).choices([...TOOL_CALL_FORMATS]),
   )
   .option('--concurrency <n>', 'tasks in flight at once', '8')
   .option('--temperature <t>', 'sampling temperature', '0')
@@ -95,6 +113,38 @@ program
   .description('Compare evaluation runs side by side (Table 1 layout, differences to the first)')
   .argument('<dirs...>', 'run folders written by seal eval')
   .action((dirs: string[]) => runCompareCommand(dirs, (s) => console.log(s)));
+
+program
+  .command('pretrain')
+  .description(
+    "Build the embedded policy's base checkpoint: supervised training on generated mini-suite demonstrations (resumable)",
+  )
+  .requiredOption('--out <dir>', 'checkpoint directory; rerunning into it resumes')
+  .option('--steps <n>', 'optimiser steps in total (default 1000)')
+  .option('--seed <n>', 'seed of the demonstrations, the initial weights and the batches (default 1)')
+  .option('--tasks <n>', 'generated training tasks, one demonstration each (default 400)')
+  .option('--batch-size <n>', 'sequences per step (default 8)')
+  .option('--lr <x>', 'Adam learning rate (default 0.003)')
+  .option('--max-grad-norm <x>', 'gradient clipping (default 1)')
+  .option('--cue-share <x>', 'share of demonstrations shown through the training interface (default 0.35)')
+  .option('--recovery-share <x>', 'share with a failed call and its repair (default 0.3)')
+  .addOption(
+    new Option('--overflow <rule>', 'demonstrations longer than the context (default window)').choices([
+      'window',
+      'head',
+      'tail',
+    ]),
+  )
+  .option('--vocab <n>', 'tokenizer vocabulary size (default 1024)')
+  .option('--context <n>', 'context length in tokens (default 1024)')
+  .option('--layers <n>', 'transformer layers (default 4)')
+  .option('--heads <n>', 'attention heads (default 4)')
+  .option('--width <n>', 'model width (default 128)')
+  .option('--untied', 'separate input and output embeddings')
+  .option('--workers <n>', 'gradient worker threads (default: 2, or 1 on a one-core machine)')
+  .option('--save-every <n>', 'checkpoint every n steps (default 50)')
+  .option('--quiet', 'no progress lines (training.log.jsonl has every step)')
+  .action((flags: PretrainFlags) => runPretrainCommand(flags, (s) => console.log(s)));
 
 const data = program.command('data').description('Manage task data');
 data
@@ -133,11 +183,12 @@ try {
     e instanceof UsageError ||
     e instanceof DataMissingError ||
     e instanceof RunFolderError ||
-    e instanceof CompareError
+    e instanceof CompareError ||
+    e instanceof CheckpointError
   ) {
     console.error(`seal: ${e.message}`);
     process.exitCode = 2;
-  } else if (e instanceof ModelServerError) {
+  } else if (e instanceof ModelServerError || e instanceof ContextOverflowError) {
     console.error(`seal: ${e.message}\nTasks that finished are kept; rerun the same command to continue.`);
     process.exitCode = 1;
   } else {

@@ -1,6 +1,7 @@
 /**
  * Supervised demonstrations for the embedded policy's base checkpoint: generated mini tasks played
- * with their ground truth, rendered exactly as a rollout in the python tool-call format shows them
+ * with their ground truth, rendered exactly as a rollout in the embedded policy's tool-call format
+ * (`compact`: python call lists, tools as one-line signatures) shows them
  * to the policy (system prompt with the tool docs, user turns, the reveal message on the miss_func
  * turn, assistant call lists `[f(a=1)]`, the tool results as the executor really returned them,
  * a short text answer closing each turn, abstentions on turns whose ground truth is empty).
@@ -16,7 +17,7 @@ import { formatAdapter } from '../../agent/formats/index.js';
 import { rolloutTranscript } from '../../agent/rollout.js';
 import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
 import { generateForTraining, miniData, mixSeed, Rng } from '../../envs/mini/index.js';
-import { messageText } from '../../policy/embedded/policy.js';
+import { EMBEDDED_TOOL_FORMAT, messageText } from '../../policy/embedded/policy.js';
 import type { ChatRole } from '../../policy/embedded/tokenizer.js';
 import type { Completion, Policy } from '../../policy/policy.js';
 import {
@@ -164,7 +165,7 @@ export async function renderDemonstration(
   data: BfclData,
   o: RenderOptions,
 ): Promise<Demonstration> {
-  const format = o.format ?? formatAdapter('python');
+  const format = o.format ?? formatAdapter(EMBEDDED_TOOL_FORMAT);
   const rng = o.rng;
   const ti = o.cues
     ? { ctx: o.ctx ?? trainingContext('pretrain'), state: demoInterfaceState(rng) }

@@ -14,25 +14,35 @@
  * from its step count (batches are drawn from (seed, step), so a resumed run sees the same batches;
  * the Adam moments are not saved and restart from zero). Different settings are an error.
  */
-import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mixSeed, Rng } from '../../envs/mini/index.js';
+import {
+  type CheckpointConfig,
+  CONFIG_FILE,
+  LOG_FILE,
+  loadCheckpoint,
+  MODEL_FILE,
+  sha256Hex,
+  TOKENIZER_FILE,
+} from '../../policy/embedded/checkpoint.js';
 import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
+import { trainingWindows } from '../../policy/embedded/window.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
+import { sharedModel } from './parallel.js';
 import { type SupervisedSequence, SupervisedTrainer } from './supervised.js';
 
 export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
   vocabSize: 1024,
-  contextLength: 4096,
+  contextLength: 1024,
   nLayer: 4,
   nHead: 4,
   dModel: 128,
   tiedEmbeddings: true,
 };
 
-export type Overflow = 'head' | 'tail';
+export type Overflow = 'window' | 'head' | 'tail';
 
 export interface PretrainOptions {
   readonly seed?: number;
@@ -46,9 +56,9 @@ export interface PretrainOptions {
   readonly lr?: number;
   readonly maxGradNorm?: number;
   /**
-   * A demonstration longer than the context: `head` keeps its first tokens (the default; skipped
-   * when no assistant token is left), `tail` keeps its last ones (the most recent turns, with the
-   * start of the chat cut off).
+   * A demonstration longer than the context: `window` (the default) cuts it into the windows the
+   * policy sees when acting (oldest messages after the system prompt dropped, see window.ts),
+   * `head` keeps its first tokens, `tail` its last ones.
    */
   readonly overflow?: Overflow;
   readonly outDir: string;
@@ -57,6 +67,11 @@ export interface PretrainOptions {
   /** the command line that rebuilds this checkpoint, recorded in config.json */
   readonly command?: string;
   readonly log?: (line: string) => void;
+  /**
+   * Threads computing each batch's gradient (see parallel.ts); default 1, in process. Not a
+   * setting: a checkpoint resumes with any count. Different counts differ by float rounding only.
+   */
+  readonly workers?: number;
 }
 
 /** What must match for a resume, and what rebuilds the checkpoint. */
@@ -72,7 +87,7 @@ export interface PretrainSettings {
   readonly overflow: Overflow;
 }
 
-export interface PretrainConfigFile {
+export interface PretrainConfigFile extends CheckpointConfig {
   readonly format: 'seal-embedded-pretrain';
   readonly version: 1;
   readonly settings: PretrainSettings;
@@ -89,7 +104,9 @@ export interface DataStats {
   readonly recoveries: number;
   /** sequences used for training (those with at least one assistant target within the context) */
   readonly sequences: number;
+  /** demonstrations longer than the context (cut by the overflow rule) */
   readonly truncated: number;
+  /** sequences left without a target token after cutting */
   readonly skipped: number;
   readonly meanTokens: number;
   readonly maxTokens: number;
@@ -113,10 +130,7 @@ export interface PretrainResult {
   readonly resumedFrom: number;
 }
 
-export const MODEL_FILE = 'model.bin';
-export const TOKENIZER_FILE = 'tokenizer.json';
-export const CONFIG_FILE = 'config.json';
-export const LOG_FILE = 'training.log.jsonl';
+export { CONFIG_FILE, LOG_FILE, MODEL_FILE, TOKENIZER_FILE };
 
 function settingsOf(o: PretrainOptions): PretrainSettings {
   return {
@@ -128,7 +142,7 @@ function settingsOf(o: PretrainOptions): PretrainSettings {
     batchSize: o.batchSize ?? 8,
     lr: o.lr ?? 3e-3,
     maxGradNorm: o.maxGradNorm ?? 1,
-    overflow: o.overflow ?? 'head',
+    overflow: o.overflow ?? 'window',
   };
 }
 
@@ -145,7 +159,7 @@ export function pretrainCommand(s: PretrainSettings, steps: number, outDir: stri
     `--max-grad-norm ${s.maxGradNorm}`,
     `--cue-share ${s.cueShare}`,
     `--recovery-share ${s.recoveryShare}`,
-    ...(s.overflow === 'head' ? [] : [`--overflow ${s.overflow}`]),
+    ...(s.overflow === 'window' ? [] : [`--overflow ${s.overflow}`]),
     `--vocab ${m.vocabSize}`,
     `--context ${m.contextLength}`,
     `--layers ${m.nLayer}`,
@@ -156,12 +170,17 @@ export function pretrainCommand(s: PretrainSettings, steps: number, outDir: stri
   ].join(' ');
 }
 
-/** Token sequences of the demonstrations: truncated to the context, skipped without a target. */
+/**
+ * Token sequences of the demonstrations. One that fits the context is one sequence; a longer one
+ * is cut by `overflow`: `window` (the default) into the windows the policy itself would see
+ * (window.ts), `head` keeps its first tokens, `tail` its last ones. Sequences without a target
+ * token are skipped.
+ */
 export function demonstrationSequences(
   tok: Tokenizer,
   demos: readonly Demonstration[],
   contextLength: number,
-  overflow: Overflow = 'head',
+  overflow: Overflow = 'window',
 ): { sequences: SupervisedSequence[]; stats: Omit<DataStats, 'demonstrations' | 'cues' | 'recoveries'> } {
   const sequences: SupervisedSequence[] = [];
   let truncated = 0;
@@ -169,25 +188,44 @@ export function demonstrationSequences(
   let total = 0;
   let max = 0;
   let targets = 0;
-  for (const d of demos) {
-    const { ids, assistantMask } = encodeChat(tok, d.messages);
-    total += ids.length;
-    max = Math.max(max, ids.length);
-    let tokens = ids;
-    let mask = assistantMask;
-    if (ids.length > contextLength) {
-      truncated++;
-      const from = overflow === 'head' ? 0 : ids.length - contextLength;
-      tokens = ids.slice(from, from + contextLength);
-      mask = assistantMask.slice(from, from + contextLength);
-    }
+  const add = (tokens: readonly number[], mask: readonly number[]) => {
     const n = mask.reduce((a, b, i) => a + (i > 0 ? b : 0), 0);
     if (n === 0) {
       skipped++;
-      continue;
+      return;
     }
     targets += n;
     sequences.push({ tokens, lossMask: mask });
+  };
+  for (const d of demos) {
+    const parts = d.messages.map((m) => encodeChat(tok, [m]));
+    const length = parts.reduce((a, p) => a + p.ids.length, 0);
+    total += length;
+    max = Math.max(max, length);
+    if (length <= contextLength) {
+      add(
+        parts.flatMap((p) => p.ids),
+        parts.flatMap((p) => p.assistantMask),
+      );
+      continue;
+    }
+    truncated++;
+    if (overflow === 'window') {
+      const sized = d.messages.map((m, i) => ({ role: m.role, tokens: parts[i]!.ids.length }));
+      const head = d.messages[0]?.role === 'system' ? [0] : [];
+      for (const w of trainingWindows(sized, contextLength)) {
+        const kept = [...head, ...Array.from({ length: w.end - w.start }, (_, k) => w.start + k)];
+        add(
+          kept.flatMap((i) => parts[i]!.ids),
+          kept.flatMap((i) => (i >= w.from ? parts[i]!.assistantMask : parts[i]!.ids.map(() => 0))),
+        );
+      }
+      continue;
+    }
+    const ids = parts.flatMap((p) => p.ids);
+    const mask = parts.flatMap((p) => p.assistantMask);
+    const from = overflow === 'head' ? 0 : ids.length - contextLength;
+    add(ids.slice(from, from + contextLength), mask.slice(from, from + contextLength));
   }
   return {
     sequences,
@@ -208,27 +246,13 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
   renameSync(tmp, path);
 }
 
-const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-
 /** Load a checkpoint directory; corrupt or mismatched files fail with a clear error. */
 export function loadPretrained(dir: string): {
   model: Gpt;
   tokenizer: Tokenizer;
   config: PretrainConfigFile;
 } {
-  const config = JSON.parse(readFileSync(join(dir, CONFIG_FILE), 'utf8')) as PretrainConfigFile;
-  if (config.format !== 'seal-embedded-pretrain' || config.version !== 1)
-    throw new Error(`${join(dir, CONFIG_FILE)} is not a seal pretrain config (version 1)`);
-  const bytes = new Uint8Array(readFileSync(join(dir, MODEL_FILE)));
-  const { model } = Gpt.deserialize(bytes);
-  if (sha256(bytes) !== config.modelSha256)
-    throw new Error(
-      `cannot load embedded model weights: ${join(dir, MODEL_FILE)} is not the file ${CONFIG_FILE} records (sha256 differs)`,
-    );
-  const tokenizer = Tokenizer.fromJSON(JSON.parse(readFileSync(join(dir, TOKENIZER_FILE), 'utf8')));
-  if (JSON.stringify(model.config) !== JSON.stringify(config.settings.model))
-    throw new Error(`${join(dir, MODEL_FILE)}: model config differs from ${CONFIG_FILE}`);
-  return { model, tokenizer, config };
+  return loadCheckpoint<PretrainConfigFile>(dir);
 }
 
 export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
@@ -265,6 +289,9 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     model = Gpt.init(settings.model, mixSeed(settings.seed, 0x1417));
   }
   const resumedFrom = stepsDone;
+  const workers = o.workers ?? 1;
+  // in shared memory, the workers compute with the weights Adam updates here, without copies
+  if (workers > 1) model = sharedModel(model);
 
   const { sequences, stats } = demonstrationSequences(
     tokenizer,
@@ -298,37 +325,45 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       stepsDone,
       command,
       data,
-      modelSha256: sha256(bytes),
+      modelSha256: sha256Hex(bytes),
     };
     writeAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
     return config;
   };
 
-  const trainer = new SupervisedTrainer(model, { lr: settings.lr, maxGradNorm: settings.maxGradNorm });
+  const trainer = new SupervisedTrainer(model, {
+    lr: settings.lr,
+    maxGradNorm: settings.maxGradNorm,
+    workers,
+  });
   const history: StepLog[] = [];
   let config = stepsDone === 0 ? save() : undefined;
-  while (stepsDone < steps) {
-    const rng = new Rng(mixSeed(settings.seed, 0xba7c, stepsDone));
-    const batch = Array.from(
-      { length: Math.min(settings.batchSize, sequences.length) },
-      () => sequences[rng.int(0, sequences.length - 1)]!,
-    );
-    const t0 = performance.now();
-    const r = trainer.step(batch);
-    stepsDone++;
-    const entry: StepLog = {
-      step: stepsDone,
-      loss: r.loss,
-      tokens: r.tokens,
-      gradNorm: r.gradNorm,
-      ms: Math.round(performance.now() - t0),
-    };
-    history.push(entry);
-    appendFileSync(join(o.outDir, LOG_FILE), `${JSON.stringify(entry)}\n`);
-    log(
-      `step ${stepsDone}/${steps} loss ${r.loss.toFixed(4)} tokens ${r.tokens} grad ${r.gradNorm.toFixed(3)}`,
-    );
-    if (stepsDone % saveEvery === 0 || stepsDone === steps) config = save();
+  try {
+    while (stepsDone < steps) {
+      const rng = new Rng(mixSeed(settings.seed, 0xba7c, stepsDone));
+      const batch = Array.from(
+        { length: Math.min(settings.batchSize, sequences.length) },
+        () => sequences[rng.int(0, sequences.length - 1)]!,
+      );
+      const t0 = performance.now();
+      const r = await trainer.stepAsync(batch);
+      stepsDone++;
+      const entry: StepLog = {
+        step: stepsDone,
+        loss: r.loss,
+        tokens: r.tokens,
+        gradNorm: r.gradNorm,
+        ms: Math.round(performance.now() - t0),
+      };
+      history.push(entry);
+      appendFileSync(join(o.outDir, LOG_FILE), `${JSON.stringify(entry)}\n`);
+      log(
+        `step ${stepsDone}/${steps} loss ${r.loss.toFixed(4)} tokens ${r.tokens} grad ${r.gradNorm.toFixed(3)}`,
+      );
+      if (stepsDone % saveEvery === 0 || stepsDone === steps) config = save();
+    }
+  } finally {
+    await trainer.close();
   }
   config ??= save();
   return { model, tokenizer, config, history, resumedFrom };

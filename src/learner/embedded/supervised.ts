@@ -2,13 +2,51 @@
  * Supervised (next-token cross-entropy) training of the embedded model, for the base checkpoint:
  * token-mean loss over the masked target tokens, gradients accumulated one sequence at a time.
  */
-import { addLogprobGrad, allocate, type Gpt, tokenLogprob } from '../../policy/embedded/model.js';
+import { type Arr, addLogprobGrad, allocate, type Gpt, tokenLogprob } from '../../policy/embedded/model.js';
 import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
+import { GradientPool, isShared, sharedArray } from './parallel.js';
 
 export interface SupervisedSequence {
   readonly tokens: readonly number[];
   /** per token, 1 where the token is a training target (default: every token after the first) */
   readonly lossMask?: readonly number[];
+}
+
+/** the number of target tokens of `batch` (the denominator of its token-mean loss) */
+export function countTargets(batch: readonly SupervisedSequence[]): number {
+  let n = 0;
+  for (const s of batch) for (let t = 1; t < s.tokens.length; t++) if ((s.lossMask?.[t] ?? 1) > 0) n++;
+  return n;
+}
+
+/**
+ * The summed negative log-likelihood of the targets of `batch`; when `grads` is given, ADDS the
+ * gradient of (that sum / `denominator`) into it. Taking the denominator as an argument lets a
+ * part of a batch (one gradient worker's share) contribute exactly its share of the whole batch's
+ * token-mean loss.
+ */
+export function crossEntropySumAndGrad(
+  model: Gpt,
+  batch: readonly SupervisedSequence[],
+  grads: Arr | null,
+  denominator: number,
+): { lossSum: number; tokens: number } {
+  const V = model.config.vocabSize;
+  let loss = 0;
+  let n = 0;
+  for (const s of batch) {
+    const { logits, cache } = model.forward(s.tokens);
+    const dlogits = grads ? allocate(model.dtype, logits.length) : null;
+    for (let t = 1; t < s.tokens.length; t++) {
+      if ((s.lossMask?.[t] ?? 1) <= 0) continue;
+      const y = s.tokens[t]!;
+      loss -= tokenLogprob(logits, V, t - 1, y);
+      n++;
+      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, -1 / denominator);
+    }
+    if (grads && dlogits) model.backward(cache, dlogits, grads);
+  }
+  return { lossSum: loss, tokens: n };
 }
 
 /**
@@ -18,50 +56,89 @@ export interface SupervisedSequence {
 export function crossEntropyLossAndGrad(
   model: Gpt,
   batch: readonly SupervisedSequence[],
-  grads: Float32Array | Float64Array | null,
+  grads: Arr | null,
 ): { loss: number; tokens: number } {
-  let n = 0;
-  for (const s of batch) for (let t = 1; t < s.tokens.length; t++) if ((s.lossMask?.[t] ?? 1) > 0) n++;
+  const n = countTargets(batch);
   if (n === 0) return { loss: 0, tokens: 0 };
-  const V = model.config.vocabSize;
-  let loss = 0;
-  for (const s of batch) {
-    const { logits, cache } = model.forward(s.tokens);
-    const dlogits = grads ? allocate(model.dtype, logits.length) : null;
-    for (let t = 1; t < s.tokens.length; t++) {
-      if ((s.lossMask?.[t] ?? 1) <= 0) continue;
-      const y = s.tokens[t]!;
-      loss -= tokenLogprob(logits, V, t - 1, y);
-      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, -1 / n);
-    }
-    if (grads && dlogits) model.backward(cache, dlogits, grads);
-  }
-  return { loss: loss / n, tokens: n };
+  const r = crossEntropySumAndGrad(model, batch, grads, n);
+  return { loss: r.lossSum / n, tokens: n };
 }
 
 export interface SupervisedOptions extends AdamOptions {
   /** global gradient-norm clip; default 1 */
   readonly maxGradNorm?: number;
+  /**
+   * Worker threads computing the gradient of a batch (data parallel, see parallel.ts); default 1,
+   * the in-process path. With more than one, use `stepAsync` and `close`. Results with different
+   * worker counts differ by float rounding only (the gradient is summed in another order).
+   */
+  readonly workers?: number;
 }
 
 export class SupervisedTrainer {
   readonly optimizer: Adam;
   private readonly grads;
+  readonly workers: number;
+  private pool: Promise<GradientPool> | undefined;
+  /** the workers' copy of the weights when the model's own are not in shared memory */
+  private mirror: Arr | undefined;
 
   constructor(
     readonly model: Gpt,
     readonly opts: SupervisedOptions,
   ) {
+    this.workers = Math.max(1, Math.floor(opts.workers ?? 1));
     this.optimizer = new Adam(model.numParams, opts);
     this.grads = model.zerosLike();
   }
 
-  /** one optimiser step on `batch`; returns the loss before the step */
+  /** one optimiser step on `batch` (in process); returns the loss before the step */
   step(batch: readonly SupervisedSequence[]): { loss: number; tokens: number; gradNorm: number } {
+    if (this.workers > 1) throw new Error('SupervisedTrainer: with workers > 1, call stepAsync');
     this.grads.fill(0);
     const r = crossEntropyLossAndGrad(this.model, batch, this.grads);
     const gradNorm = clipGradNorm(this.grads, this.opts.maxGradNorm ?? 1);
     if (r.tokens > 0) this.optimizer.step(this.model.params, this.grads);
     return { ...r, gradNorm };
+  }
+
+  /**
+   * `step` for any worker count: with one worker exactly `step`; with more, the gradient comes from
+   * the worker pool (started on the first call) and Adam updates the weights here, in place.
+   */
+  async stepAsync(
+    batch: readonly SupervisedSequence[],
+  ): Promise<{ loss: number; tokens: number; gradNorm: number }> {
+    if (this.workers === 1) return this.step(batch);
+    const pool = await this.startPool();
+    // weights outside shared memory are copied over once per step: correct, but sharedModel() avoids it
+    if (this.mirror) this.mirror.set(this.model.params);
+    const r = await pool.supervised(batch);
+    const gradNorm = clipGradNorm(pool.grads, this.opts.maxGradNorm ?? 1);
+    if (r.tokens > 0) this.optimizer.step(this.model.params, pool.grads);
+    return { ...r, gradNorm };
+  }
+
+  private startPool(): Promise<GradientPool> {
+    if (!this.pool) {
+      let params = this.model.params;
+      if (!isShared(params)) {
+        this.mirror = sharedArray(this.model.dtype, params.length);
+        params = this.mirror;
+      }
+      this.pool = GradientPool.start(this.model.config, params, { workers: this.workers });
+    }
+    return this.pool;
+  }
+
+  /** stops the gradient workers, if any; idempotent */
+  async close(): Promise<void> {
+    const pool = this.pool;
+    if (!pool) return;
+    // a pool that failed to start has already stopped its threads
+    await pool.then(
+      (p) => p.close(),
+      () => {},
+    );
   }
 }

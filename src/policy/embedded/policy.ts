@@ -4,17 +4,31 @@
  * token ids (including the closing `<|end|>` when produced) and their logprobs are returned. The model
  * has no native tool calling: tools are described in the prompt and calls parsed from the text.
  */
+import type { ToolCallFormat } from '../../seal/interface.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import type { Gpt } from './model.js';
 import { Rng } from './rng.js';
 import { sample } from './sampler.js';
 import { type ChatRole, encodeChat, type Tokenizer } from './tokenizer.js';
+import { windowStart } from './window.js';
+
+/**
+ * The tool-call format the embedded model is trained and evaluated in: python call lists with the
+ * tools as one-line signatures, so a prompt fits the small context.
+ */
+export const EMBEDDED_TOOL_FORMAT: ToolCallFormat = 'compact';
 
 export interface EmbeddedPolicyOptions {
   readonly name?: string;
   /** seeds the per-request streams of requests that give no seed */
   readonly seed?: number;
   readonly defaultMaxTokens?: number;
+  /**
+   * tokens kept free for the completion when a long chat is cut to the context (see window.ts):
+   * this or the request's max tokens, whichever is smaller, and at most a quarter of the context;
+   * default 128
+   */
+  readonly completionRoom?: number;
 }
 
 /** the text the embedded model sees for one message */
@@ -29,10 +43,14 @@ export function messageText(m: ChatMessage): { role: ChatRole; content: string }
   return { role: m.role, content: m.content };
 }
 
+/** The tools alone fill the context: a setting to change, not a model failure. */
+export class ContextOverflowError extends Error {}
+
 export class EmbeddedPolicy implements Policy {
   readonly name: string;
   private readonly seeds: Rng;
   private readonly defaultMaxTokens: number;
+  private readonly completionRoom: number;
 
   constructor(
     readonly model: Gpt,
@@ -42,24 +60,51 @@ export class EmbeddedPolicy implements Policy {
     this.name = opts.name ?? 'embedded';
     this.seeds = new Rng(opts.seed ?? 0);
     this.defaultMaxTokens = opts.defaultMaxTokens ?? 256;
+    this.completionRoom = opts.completionRoom ?? 128;
   }
 
-  /** the prompt ids of a chat, ending with the generation prompt `<|assistant|>` */
-  promptIds(messages: readonly ChatMessage[]): number[] {
-    return encodeChat(this.tokenizer, messages.map(messageText), true).ids;
+  /**
+   * The prompt ids of a chat, ending with the generation prompt `<|assistant|>`, leaving `room`
+   * tokens for the completion. A chat that does not fit loses its oldest messages after the system
+   * prompt (window.ts); when even the system prompt and the last message do not fit, the last
+   * message keeps only its end.
+   */
+  promptIds(messages: readonly ChatMessage[], room = this.completionRoom): number[] {
+    const parts = messages.map((m) => encodeChat(this.tokenizer, [messageText(m)]).ids);
+    const ctx = this.model.config.contextLength;
+    const budget = ctx - Math.min(room, ctx >> 2) - 1;
+    const head = messages[0]?.role === 'system' ? 1 : 0;
+    const system = parts.slice(0, head).flat();
+    const start = windowStart(
+      messages.map((m, i) => ({ role: m.role, tokens: parts[i]!.length })),
+      budget,
+    );
+    let ids: number[];
+    if (start !== undefined) ids = [...system, ...parts.slice(Math.max(start, head)).flat()];
+    else {
+      const keep = budget - system.length;
+      if (keep < 8 || parts.length <= head)
+        throw new ContextOverflowError(
+          `the embedded model's context (${ctx} tokens) cannot hold its system prompt (${system.length} tokens) and a message; give it fewer or shorter tools, or a checkpoint with a longer --context`,
+        );
+      ids = [...system, ...parts.at(-1)!.slice(-keep)];
+    }
+    ids.push(this.tokenizer.special('<|assistant|>'));
+    return ids;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     signal?.throwIfAborted();
     const t0 = performance.now();
     const end = this.tokenizer.special('<|end|>');
-    const prompt = this.promptIds(request.messages);
+    const maxTokens = request.maxTokens ?? this.defaultMaxTokens;
+    const prompt = this.promptIds(request.messages, maxTokens);
     const stops = request.stop ?? [];
     const seed = request.seed ?? this.seeds.nextU32();
     const r = sample(this.model, prompt, {
       temperature: request.temperature ?? 1,
       topP: request.topP ?? 1,
-      maxTokens: request.maxTokens ?? this.defaultMaxTokens,
+      maxTokens,
       stopIds: [end],
       seed,
       onToken:

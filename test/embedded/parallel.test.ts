@@ -1,0 +1,221 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GradientPool, sharedModel, splitByTokens } from '../../src/learner/embedded/parallel.js';
+import { pretrain } from '../../src/learner/embedded/pretrain.js';
+import {
+  crossEntropyLossAndGrad,
+  type SupervisedSequence,
+  SupervisedTrainer,
+} from '../../src/learner/embedded/supervised.js';
+import { type Arr, type DType, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { Rng } from '../../src/policy/embedded/rng.js';
+
+const config: GptConfig = {
+  vocabSize: 64,
+  contextLength: 32,
+  nLayer: 2,
+  nHead: 2,
+  dModel: 16,
+  tiedEmbeddings: true,
+};
+
+/** sequences of uneven lengths, some with a loss mask, from a small repeating grammar */
+function makeBatch(seed: number, size = 6): SupervisedSequence[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: size }, (_, i) => {
+    const len = 6 + (rng.nextU32() % 27);
+    const start = rng.nextU32() % 64;
+    const tokens = Array.from({ length: len }, (_, t) => (start + 3 * t) % 64);
+    return i % 2 ? { tokens, lossMask: tokens.map((_, t) => (t >= len / 3 ? 1 : 0)) } : { tokens };
+  });
+}
+
+const pools: GradientPool[] = [];
+async function startPool(model: Gpt, workers = 2): Promise<GradientPool> {
+  const pool = await GradientPool.start(model.config, model.params, { workers });
+  pools.push(pool);
+  return pool;
+}
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+/** ||a - b|| / ||a|| */
+function relativeError(a: Arr, b: Arr): number {
+  let d = 0;
+  let n = 0;
+  for (let i = 0; i < a.length; i++) {
+    d += (a[i]! - b[i]!) ** 2;
+    n += a[i]! ** 2;
+  }
+  return Math.sqrt(d / n);
+}
+
+describe('splitByTokens', () => {
+  it('balances tokens deterministically and covers every sequence once', () => {
+    const lengths = [300, 120, 280, 90, 310, 200, 150, 260];
+    const parts = splitByTokens(lengths, 2);
+    expect(splitByTokens(lengths, 2)).toEqual(parts);
+    expect(parts.flat().sort((a, b) => a - b)).toEqual(lengths.map((_, i) => i));
+    const loads = parts.map((p) => p.reduce((s, i) => s + lengths[i]!, 0));
+    expect(Math.abs(loads[0]! - loads[1]!)).toBeLessThanOrEqual(Math.max(...lengths));
+    expect(splitByTokens([5], 3)).toEqual([[0], [], []]);
+  });
+});
+
+describe('GradientPool', () => {
+  for (const dtype of ['float64', 'float32'] as DType[]) {
+    it(`gives the in-process loss and gradient with 2 workers (${dtype})`, async () => {
+      const model = sharedModel(Gpt.init(config, 11, dtype));
+      const batch = makeBatch(1);
+      const grads = model.zerosLike();
+      const local = crossEntropyLossAndGrad(model, batch, grads);
+      const pool = await startPool(model);
+      const r = await pool.supervised(batch);
+      expect(r.tokens).toBe(local.tokens);
+      expect(Math.abs(r.loss - local.loss)).toBeLessThan(1e-6 * local.loss);
+      const tol = dtype === 'float64' ? 1e-12 : 1e-5;
+      expect(relativeError(grads, pool.grads)).toBeLessThan(tol);
+      let worst = 0;
+      let scale = 0;
+      for (let i = 0; i < grads.length; i++) {
+        worst = Math.max(worst, Math.abs(grads[i]! - pool.grads[i]!));
+        scale = Math.max(scale, Math.abs(grads[i]!));
+      }
+      expect(worst).toBeLessThan(tol * scale);
+    });
+  }
+
+  it('is bit-identical across runs and pools for the same worker count', async () => {
+    const model = sharedModel(Gpt.init(config, 12));
+    const batch = makeBatch(2, 7);
+    const a = await startPool(model);
+    const r1 = await a.supervised(batch);
+    const g1 = Float32Array.from(a.grads);
+    const r2 = await a.supervised(batch);
+    expect(r2).toEqual(r1);
+    expect(Buffer.from(Float32Array.from(a.grads).buffer).equals(Buffer.from(g1.buffer))).toBe(true);
+    const b = await startPool(model);
+    const r3 = await b.supervised(batch);
+    expect(r3).toEqual(r1);
+    expect(Buffer.from(Float32Array.from(b.grads).buffer).equals(Buffer.from(g1.buffer))).toBe(true);
+  });
+
+  it('sees in-place weight updates of the main thread', async () => {
+    const model = sharedModel(Gpt.init(config, 13));
+    const batch = makeBatch(3);
+    const pool = await startPool(model);
+    const before = await pool.supervised(batch);
+    for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 0.5;
+    const after = await pool.supervised(batch);
+    expect(after.loss).not.toBe(before.loss);
+    expect(Math.abs(after.loss - crossEntropyLossAndGrad(model, batch, null).loss)).toBeLessThan(1e-5);
+  });
+
+  it('returns a zero loss and gradient for a batch without targets', async () => {
+    const model = sharedModel(Gpt.init(config, 14));
+    const pool = await startPool(model);
+    await pool.supervised(makeBatch(4));
+    const r = await pool.supervised([{ tokens: [1, 2, 3], lossMask: [0, 0, 0] }]);
+    expect(r).toEqual({ loss: 0, tokens: 0 });
+    expect(pool.grads.every((g) => g === 0)).toBe(true);
+  });
+
+  it('rejects a worker exception with its message and stops every thread', async () => {
+    const model = sharedModel(Gpt.init(config, 15));
+    const pool = await startPool(model);
+    expect(pool.liveWorkers).toBe(2);
+    const bad = [...makeBatch(5), { tokens: [1, 2, 999] }];
+    await expect(pool.supervised(bad)).rejects.toThrow(
+      /gradient worker \d failed: token id 999 out of range/,
+    );
+    expect(pool.liveWorkers).toBe(0);
+    await expect(pool.supervised(makeBatch(5))).rejects.toThrow(/closed after a failure/);
+    await pool.close();
+  });
+
+  it('refuses weights outside shared memory and a bad config', async () => {
+    const model = Gpt.init(config, 16);
+    await expect(GradientPool.start(config, model.params)).rejects.toThrow(/SharedArrayBuffer/);
+    const shared = sharedModel(model);
+    await expect(GradientPool.start({ ...config, dModel: 17 }, shared.params)).rejects.toThrow();
+  });
+
+  it('closes idempotently', async () => {
+    const model = sharedModel(Gpt.init(config, 17));
+    const pool = await startPool(model, 3);
+    expect(pool.liveWorkers).toBe(3);
+    await Promise.all([pool.close(), pool.close()]);
+    await pool.close();
+    expect(pool.liveWorkers).toBe(0);
+    await expect(pool.supervised(makeBatch(6))).rejects.toThrow(/closed/);
+  });
+});
+
+describe('SupervisedTrainer with workers', () => {
+  it('lowers the loss with 2 workers and tracks the in-process trainer', async () => {
+    const batch = makeBatch(7, 8);
+    const init = Gpt.init(config, 18);
+    const local = new SupervisedTrainer(init.clone(), { lr: 1e-2 });
+    const shared = sharedModel(init);
+    const parallel = new SupervisedTrainer(shared, { lr: 1e-2, workers: 2 });
+    // weights outside shared memory work too (copied to the workers each step)
+    const copied = new SupervisedTrainer(init.clone(), { lr: 1e-2, workers: 2 });
+    try {
+      const losses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const a = local.step(batch);
+        const b = await parallel.stepAsync(batch);
+        const c = await copied.stepAsync(batch);
+        expect(Math.abs(a.loss - b.loss)).toBeLessThan(1e-4 * a.loss);
+        expect(c).toEqual(b);
+        losses.push(b.loss);
+      }
+      expect(losses.at(-1)!).toBeLessThan(losses[0]! * 0.8);
+      expect(relativeError(local.model.params, shared.params)).toBeLessThan(1e-4);
+      expect(() => parallel.step(batch)).toThrow(/stepAsync/);
+    } finally {
+      await parallel.close();
+      await copied.close();
+      await parallel.close();
+    }
+  });
+
+  it('keeps the in-process path with workers: 1', async () => {
+    const batch = makeBatch(8);
+    const a = new SupervisedTrainer(Gpt.init(config, 19), { lr: 1e-2 });
+    const b = new SupervisedTrainer(Gpt.init(config, 19), { lr: 1e-2, workers: 1 });
+    expect(await b.stepAsync(batch)).toEqual(a.step(batch));
+    expect(Buffer.from(b.model.params.buffer).equals(Buffer.from(a.model.params.buffer))).toBe(true);
+    await b.close();
+  });
+});
+
+describe('pretrain with workers', () => {
+  it('trains like the in-process run and resumes across worker counts', async () => {
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'seal-parallel-')));
+    try {
+      const tiny = {
+        vocabSize: 512,
+        contextLength: 192,
+        nLayer: 1,
+        nHead: 2,
+        dModel: 16,
+        tiedEmbeddings: true,
+      };
+      const opts = { seed: 3, tasks: 6, config: tiny, batchSize: 4, lr: 1e-2, overflow: 'tail' as const };
+      const one = await pretrain({ ...opts, steps: 4, outDir: dirs[0]! });
+      const two = await pretrain({ ...opts, steps: 4, outDir: dirs[1]!, workers: 2 });
+      for (let i = 0; i < 4; i++)
+        expect(Math.abs(two.history[i]!.loss - one.history[i]!.loss)).toBeLessThan(1e-4);
+      expect(relativeError(one.model.params, two.model.params)).toBeLessThan(1e-4);
+      // the worker count is not a setting: a 2-worker checkpoint resumes in process
+      const more = await pretrain({ ...opts, steps: 5, outDir: dirs[1]! });
+      expect(more.resumedFrom).toBe(4);
+    } finally {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
