@@ -5,9 +5,14 @@
  *
  * All parameters live in one flat array (`params`); gradients use the same layout, so optimisers,
  * gradient clipping and serialisation work on one vector. The kernels are generic over Float32Array
- * (training, sampling) and Float64Array (gradient checks).
+ * (training, sampling) and Float64Array (gradient checks): float32 products and the training
+ * attention run in the WebAssembly SIMD kernels of ./kernels, float64 ones in the plain loops here
+ * (which stay the reference the float32 path is tested against).
  */
 import { createHash } from 'node:crypto';
+import { attendCachedF32, attentionBackwardF32, attentionForwardF32 } from './kernels/attention.js';
+import { gemmF32 } from './kernels/gemm.js';
+import { addLogprobGradF32, geluBackwardF32, geluF32, tokenLogprobF32 } from './kernels/pointwise.js';
 import { Rng } from './rng.js';
 
 export type DType = 'float32' | 'float64';
@@ -116,12 +121,18 @@ export function allocate(dtype: DType, n: number): Arr {
 // ---------------------------------------------------------------------------------------------
 // kernels (row-major; no allocation inside)
 
+function allF32(...xs: (Arr | null)[]): boolean {
+  for (const x of xs) if (x !== null && !(x instanceof Float32Array)) return false;
+  return true;
+}
+
 /**
- * The core kernel: out[outOff + i*N + j] (+)= sum_k a[aOff + i*K + k] * b[bOff + j*K + k] (+ bias[j]),
- * i.e. A @ B^T with both operands contiguous along k. 4x4 register tiles: each step of k loads
- * 4 + 4 values and does 16 multiply-adds into local (double) accumulators.
+ * The scalar kernel (float64, and the reference the SIMD one is tested against):
+ * out[outOff + i*N + j] (+)= sum_k a[aOff + i*K + k] * b[bOff + j*K + k] (+ bias[j]), i.e. A @ B^T
+ * with both operands contiguous along k. 4x4 register tiles: each step of k loads 4 + 4 values and
+ * does 16 multiply-adds into local (double) accumulators.
  */
-function gemmNT(
+export function gemmNT(
   out: Arr,
   outOff: number,
   a: Arr,
@@ -339,6 +350,7 @@ function transpose(dst: Arr, src: Arr, off: number, rows: number, cols: number):
 /**
  * out[M,N] = a[M,K] @ w[K,N] (+ bias[N]). For a few rows (decoding) an i-k-j loop straight over
  * w; otherwise w is transposed once into a scratch buffer and the 4x4-tiled A @ B^T kernel runs.
+ * Float32 operands go to the SIMD kernel, which reads w as it is.
  */
 export function matmul(
   out: Arr,
@@ -352,6 +364,24 @@ export function matmul(
   K: number,
   N: number,
 ): void {
+  if (allF32(out, a, w, bias)) {
+    gemmF32(
+      'NN',
+      out as Float32Array,
+      0,
+      a as Float32Array,
+      aOff,
+      w as Float32Array,
+      wOff,
+      M,
+      K,
+      N,
+      false,
+      bias as Float32Array | null,
+      bOff,
+    );
+    return;
+  }
   if (M >= 8) {
     const wT = scratchLike(w, 0, K * N);
     transpose(wT, w, wOff, K, N);
@@ -411,7 +441,10 @@ export function matmul(
   }
 }
 
-/** out[M,N] = a[M,K] @ w[N,K]^T */
+/**
+ * out[M,N] = a[M,K] @ w[N,K]^T (the SIMD path transposes w into its layout, or takes dot products
+ * for a few rows)
+ */
 export function matmulNT(
   out: Arr,
   a: Arr,
@@ -422,11 +455,50 @@ export function matmulNT(
   K: number,
   N: number,
 ): void {
+  if (allF32(out, a, w)) {
+    gemmF32(
+      'NT',
+      out as Float32Array,
+      0,
+      a as Float32Array,
+      aOff,
+      w as Float32Array,
+      wOff,
+      M,
+      K,
+      N,
+      false,
+      null,
+      0,
+    );
+    return;
+  }
   gemmNT(out, 0, a, aOff, w, wOff, M, K, N, false, null, 0);
 }
 
-/** g[gOff + (K,N)] += a[M,K]^T @ d[M,N] (weight gradients): both transposed, then the tiled kernel */
+/**
+ * g[gOff + (K,N)] += a[M,K]^T @ d[M,N] (weight gradients): in float64 both are transposed for the
+ * tiled kernel; the SIMD kernel only needs a^T
+ */
 export function matmulTNAcc(g: Arr, gOff: number, a: Arr, d: Arr, M: number, K: number, N: number): void {
+  if (allF32(g, a, d)) {
+    gemmF32(
+      'TN',
+      g as Float32Array,
+      gOff,
+      a as Float32Array,
+      0,
+      d as Float32Array,
+      0,
+      K,
+      M,
+      N,
+      true,
+      null,
+      0,
+    );
+    return;
+  }
   const aT = scratchLike(a, 0, K * M);
   const dT = scratchLike(d, 1, N * M);
   transpose(aT, a, 0, M, K);
@@ -513,6 +585,10 @@ function layerNormBackward(
 const GELU_C = Math.sqrt(2 / Math.PI);
 
 function gelu(out: Arr, u: Arr, n: number): void {
+  if (allF32(out, u)) {
+    geluF32(out as Float32Array, u as Float32Array, n);
+    return;
+  }
   for (let i = 0; i < n; i++) {
     const x = u[i]!;
     out[i] = 0.5 * x * (1 + Math.tanh(GELU_C * (x + 0.044715 * x * x * x)));
@@ -521,6 +597,10 @@ function gelu(out: Arr, u: Arr, n: number): void {
 
 /** du = dg * gelu'(u), in place on dg */
 function geluBackward(dg: Arr, u: Arr, n: number): void {
+  if (allF32(dg, u)) {
+    geluBackwardF32(dg as Float32Array, u as Float32Array, n);
+    return;
+  }
   for (let i = 0; i < n; i++) {
     const x = u[i]!;
     const th = Math.tanh(GELU_C * (x + 0.044715 * x * x * x));
@@ -1009,6 +1089,21 @@ function attendCached(
   hd: number,
   scale: number,
 ): void {
+  if (allF32(y, qkv, K, Vc)) {
+    attendCachedF32(
+      y as Float32Array,
+      qkv as Float32Array,
+      K as Float32Array,
+      Vc as Float32Array,
+      n,
+      p0,
+      D,
+      H,
+      hd,
+      scale,
+    );
+    return;
+  }
   for (let t = 0; t < n; t++) {
     const last = p0 + t;
     for (let hh = 0; hh < H; hh++) {
@@ -1048,6 +1143,10 @@ function attentionForward(
   hd: number,
   scale: number,
 ): void {
+  if (allF32(y, att, qkv)) {
+    attentionForwardF32(y as Float32Array, att as Float32Array, qkv as Float32Array, T, D, H, hd, scale);
+    return;
+  }
   const D3 = 3 * D;
   for (let h = 0; h < H; h++) {
     for (let t = 0; t < T; t++) {
@@ -1091,6 +1190,20 @@ function attentionBackward(
   hd: number,
   scale: number,
 ): void {
+  if (allF32(dqkv, dy, att, qkv)) {
+    attentionBackwardF32(
+      dqkv as Float32Array,
+      dy as Float32Array,
+      att as Float32Array,
+      qkv as Float32Array,
+      T,
+      D,
+      H,
+      hd,
+      scale,
+    );
+    return;
+  }
   const D3 = 3 * D;
   dqkv.fill(0);
   for (let h = 0; h < H; h++) {
@@ -1125,6 +1238,7 @@ function attentionBackward(
 
 /** log-softmax of row `t` evaluated at `target` */
 export function tokenLogprob(logits: Arr, V: number, t: number, target: number): number {
+  if (logits instanceof Float32Array) return tokenLogprobF32(logits, V, t, target);
   const r = t * V;
   let max = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < V; j++) if (logits[r + j]! > max) max = logits[r + j]!;
@@ -1155,6 +1269,10 @@ export function addLogprobGrad(
   target: number,
   w: number,
 ): void {
+  if (allF32(dlogits, logits)) {
+    addLogprobGradF32(dlogits as Float32Array, logits as Float32Array, V, t, target, w);
+    return;
+  }
   const r = t * V;
   let max = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < V; j++) if (logits[r + j]! > max) max = logits[r + j]!;

@@ -1,0 +1,144 @@
+/**
+ * Full-sequence causal multi-head attention (training forward and backward) on Float32Arrays,
+ * with every product per head done by the SIMD kernel in linear memory:
+ *
+ *   forward:  S = Q K^T, P = softmax(scale * S) row-wise over s <= t, Y = P V
+ *   backward: dP = dY V^T, dS = scale * P * (dP - rowsum(P * dP)), dQ = dS K, dK = dS^T Q, dV = P^T dY
+ *
+ * The causal modes of `sgemm` skip the blocks above the diagonal; P and dS keep exact zeros above it,
+ * since the kernels only cut at tile granularity. In linear memory the [T, T] matrices have rows of
+ * T rounded up to 4 floats, so the row-wise softmax kernels work in whole vectors without touching
+ * the next row. Layouts outside match the scalar code in model.ts: qkv [T, 3D] (q | k | v, heads
+ * side by side), y/dy [T, D], att [H, T, T] with zeros above the diagonal.
+ */
+import { Causal, heap, regions, sdotnt, sgemm, stranspose, vmath } from './gemm.js';
+
+/** copies a [T, T] matrix between a dense array and linear memory rows of stride ld */
+function copyRows(
+  dst: Float32Array,
+  dOff: number,
+  dLd: number,
+  src: Float32Array,
+  sOff: number,
+  sLd: number,
+  T: number,
+): void {
+  if (dLd === T && sLd === T) {
+    dst.set(src.subarray(sOff, sOff + T * T), dOff);
+    return;
+  }
+  for (let t = 0; t < T; t++) dst.set(src.subarray(sOff + t * sLd, sOff + t * sLd + T), dOff + t * dLd);
+}
+
+export function attentionForwardF32(
+  y: Float32Array,
+  att: Float32Array,
+  qkv: Float32Array,
+  T: number,
+  D: number,
+  H: number,
+  hd: number,
+  scale: number,
+): void {
+  const D3 = 3 * D;
+  const ld = (T + 3) & ~3;
+  const [pqkv, pkt, ps, py] = regions(T * D3, hd * T, T * ld, T * D) as [number, number, number, number];
+  const h = heap();
+  h.set(qkv.subarray(0, T * D3), pqkv);
+  for (let hh = 0; hh < H; hh++) {
+    const q = pqkv + hh * hd;
+    stranspose(pkt, q + D, T, hd, D3);
+    sgemm(ps, ld, q, D3, 1, pkt, T, 0, T, hd, T, false, false, Causal.columns);
+    vmath.softmaxCausal(ps * 4, T, ld, scale, 0);
+    copyRows(att, hh * T * T, T, h, ps, ld, T);
+    sgemm(py + hh * hd, D, ps, ld, 1, q + 2 * D, D3, 0, T, T, hd, false, false, Causal.kUpTo);
+  }
+  y.set(h.subarray(py, py + T * D));
+}
+
+export function attentionBackwardF32(
+  dqkv: Float32Array,
+  dy: Float32Array,
+  att: Float32Array,
+  qkv: Float32Array,
+  T: number,
+  D: number,
+  H: number,
+  hd: number,
+  scale: number,
+): void {
+  const D3 = 3 * D;
+  const ld = (T + 3) & ~3;
+  const [pqkv, pdy, pp, pds, pvt, pdq] = regions(T * D3, T * D, T * ld, T * ld, hd * T, T * D3) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const h = heap();
+  h.set(qkv.subarray(0, T * D3), pqkv);
+  h.set(dy.subarray(0, T * D), pdy);
+  if (ld !== T) {
+    // the padding columns of P are read by the vector loops, and must be zero like the rest of
+    // the upper triangle
+    h.fill(0, pp, pp + T * ld);
+  }
+  for (let hh = 0; hh < H; hh++) {
+    const q = pqkv + hh * hd;
+    const k = q + D;
+    const v = q + 2 * D;
+    const g = pdy + hh * hd;
+    copyRows(h, pp, ld, att, hh * T * T, T, T);
+    stranspose(pvt, v, T, hd, D3);
+    sgemm(pds, ld, g, D, 1, pvt, T, 0, T, hd, T, false, false, Causal.columns);
+    vmath.softmaxCausalBackward(pp * 4, pds * 4, T, ld, scale);
+    const dq = pdq + hh * hd;
+    sgemm(dq, D3, pds, ld, 1, k, D3, 0, T, T, hd, false, false, Causal.kUpTo);
+    sgemm(dq + D, D3, pds, 1, ld, q, D3, 0, T, T, hd, false, false, Causal.kFrom);
+    sgemm(dq + 2 * D, D3, pp, 1, ld, g, D, 0, T, T, hd, false, false, Causal.kFrom);
+  }
+  dqkv.set(h.subarray(pdq, pdq + T * D3));
+}
+
+/**
+ * Attention of n new positions (queries in qkv [n, 3D]) over the cached keys and values [0, p0 + n)
+ * (K, Vc [context, D]), for KV-cache decoding. The scores use the dot-product kernel (few rows, keys
+ * contiguous along the head dimension); the causal softmax sees p0 earlier positions per row.
+ */
+export function attendCachedF32(
+  y: Float32Array,
+  qkv: Float32Array,
+  K: Float32Array,
+  Vc: Float32Array,
+  n: number,
+  p0: number,
+  D: number,
+  H: number,
+  hd: number,
+  scale: number,
+): void {
+  const D3 = 3 * D;
+  const L = p0 + n;
+  const ld = (L + 3) & ~3;
+  const [pq, pk, pv, ps, py] = regions(n * D3, L * D, L * D, n * ld, n * D) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const h = heap();
+  h.set(qkv.subarray(0, n * D3), pq);
+  h.set(K.subarray(0, L * D), pk);
+  h.set(Vc.subarray(0, L * D), pv);
+  for (let hh = 0; hh < H; hh++) {
+    const o = hh * hd;
+    // every row gets all L scores; those past its position are masked by the softmax
+    sdotnt(ps, ld, pq + o, D3, pk + o, D, 0, n, hd, L, false, false);
+    vmath.softmaxCausal(ps * 4, n, ld, scale, p0);
+    sgemm(py + o, D, ps, ld, 1, pv + o, D, 0, n, L, hd, false, false);
+  }
+  y.set(h.subarray(py, py + n * D));
+}

@@ -1,0 +1,230 @@
+import { describe, expect, it } from 'vitest';
+import { gemmF32 } from '../../src/policy/embedded/kernels/gemm.js';
+import { geluBackwardF32, geluF32 } from '../../src/policy/embedded/kernels/pointwise.js';
+import {
+  type Arr,
+  addLogprobGrad,
+  Gpt,
+  type GptConfig,
+  gemmNT,
+  tokenLogprob,
+} from '../../src/policy/embedded/model.js';
+import { Rng } from '../../src/policy/embedded/rng.js';
+
+type Layout = 'NN' | 'NT' | 'TN';
+
+function randomF32(rng: Rng, n: number): Float32Array {
+  return Float32Array.from({ length: n }, () => rng.normal());
+}
+
+/**
+ * The SIMD kernel against the scalar float64 kernel on the same (float32-exact) inputs. The bound is
+ * the worst-case float32 rounding of a K-term sum, relative to the sum of absolute terms: loose for
+ * correct code, but any indexing slip gives errors of the order of the terms themselves.
+ */
+function checkGemm(
+  rng: Rng,
+  layout: Layout,
+  M: number,
+  K: number,
+  N: number,
+  acc: boolean,
+  withBias: boolean,
+) {
+  const a = randomF32(rng, M * K + 3);
+  const b = randomF32(rng, K * N + 5);
+  const bias = withBias ? randomF32(rng, N + 2) : null;
+  const init = randomF32(rng, M * N + 4);
+  const aOff = 3;
+  const bOff = 5;
+  const outOff = 1;
+  // float64 operands in the A @ B^T form of the scalar kernel
+  const a64 = new Float64Array(M * K);
+  const bT64 = new Float64Array(N * K);
+  for (let i = 0; i < M; i++)
+    for (let k = 0; k < K; k++)
+      a64[i * K + k] = layout === 'TN' ? a[aOff + k * M + i]! : a[aOff + i * K + k]!;
+  for (let j = 0; j < N; j++)
+    for (let k = 0; k < K; k++)
+      bT64[j * K + k] = layout === 'NT' ? b[bOff + j * K + k]! : b[bOff + k * N + j]!;
+  const ref = Float64Array.from(init);
+  const bias64 = bias ? Float64Array.from(bias) : null;
+  gemmNT(ref, outOff, a64, 0, bT64, 0, M, K, N, acc, bias64, 2);
+  const absA = a64.map(Math.abs);
+  const absB = bT64.map(Math.abs);
+  const mag = new Float64Array(M * N);
+  gemmNT(mag, 0, absA, 0, absB, 0, M, K, N, false, bias64?.map(Math.abs) ?? null, 2);
+
+  const out = Float32Array.from(init);
+  gemmF32(layout, out, outOff, a, aOff, b, bOff, M, K, N, acc, bias, 2);
+  for (let i = 0; i < M * N; i++) {
+    const tol = (K + 2) * 6e-8 * (mag[i]! + (acc ? Math.abs(init[outOff + i]!) : 0)) + 1e-7;
+    const err = Math.abs(out[outOff + i]! - ref[outOff + i]!);
+    if (err > tol) {
+      expect.fail(
+        `${layout} M=${M} K=${K} N=${N} acc=${acc} bias=${withBias}: element ${i} is ${out[outOff + i]}, want ${ref[outOff + i]}`,
+      );
+    }
+  }
+  expect(out[0]).toBe(init[0]);
+  for (let i = outOff + M * N; i < out.length; i++) expect(out[i]).toBe(init[i]);
+}
+
+describe('WebAssembly SIMD gemm', () => {
+  const sizes = [1, 2, 3, 4, 5, 7, 8, 9, 12, 17, 33];
+  it.each(['NN', 'NT', 'TN'] as const)(
+    '%s equals the float64 scalar kernel on edge sizes, accumulate and bias',
+    (layout) => {
+      const rng = new Rng(layout.charCodeAt(0) * 31 + layout.charCodeAt(1));
+      for (const M of sizes)
+        for (const K of [0, 1, 3, 4, 5, 16, 37])
+          for (const N of sizes)
+            checkGemm(rng, layout, M, K, N, (M + K + N) % 2 === 0, (M * N + K) % 3 !== 0);
+    },
+  );
+
+  it.each(['NN', 'NT', 'TN'] as const)('%s handles large shapes split into panels of K and N', (layout) => {
+    const rng = new Rng(5);
+    checkGemm(rng, layout, 37, 600, 300, false, true);
+    checkGemm(rng, layout, 64, 1100, 9, true, false);
+    checkGemm(rng, layout, 3, 129, 1030, true, true);
+    checkGemm(rng, layout, 130, 128, 4100, false, false);
+  });
+
+  it('stays correct when linear memory grows between calls', () => {
+    const rng = new Rng(9);
+    checkGemm(rng, 'NN', 4, 4, 4, false, false);
+    checkGemm(rng, 'NN', 600, 64, 1500, false, true);
+    checkGemm(rng, 'TN', 5, 6, 7, true, true);
+  });
+});
+
+function maxAbs(x: ArrayLike<number>, from = 0, to = x.length): number {
+  let m = 0;
+  for (let i = from; i < to; i++) m = Math.max(m, Math.abs(x[i]!));
+  return m;
+}
+
+describe('float32 model (SIMD kernels) against the float64 model (scalar kernels)', () => {
+  const configs: [string, GptConfig, number][] = [
+    [
+      'tied, head dim 8',
+      { vocabSize: 53, contextLength: 80, nLayer: 2, nHead: 3, dModel: 24, tiedEmbeddings: true },
+      71,
+    ],
+    [
+      'untied, head dim 5',
+      { vocabSize: 37, contextLength: 40, nLayer: 2, nHead: 4, dModel: 20, tiedEmbeddings: false },
+      33,
+    ],
+    [
+      'tied, head dim 32',
+      { vocabSize: 70, contextLength: 140, nLayer: 1, nHead: 2, dModel: 64, tiedEmbeddings: true },
+      130,
+    ],
+    [
+      'one token',
+      { vocabSize: 11, contextLength: 8, nLayer: 1, nHead: 2, dModel: 8, tiedEmbeddings: false },
+      1,
+    ],
+  ];
+
+  it.each(configs)('forward logits and backward gradients agree (%s)', (_name, config, T) => {
+    const m64 = Gpt.init(config, 3, 'float64');
+    // larger than the init so attention is far from uniform
+    for (let i = 0; i < m64.params.length; i++) m64.params[i] = m64.params[i]! * 5;
+    const m32 = m64.clone('float32');
+    const rng = new Rng(T);
+    const tokens = Array.from({ length: T }, () => rng.nextU32() % config.vocabSize);
+    const f64 = m64.forward(tokens);
+    const f32 = m32.forward(tokens);
+    const scale = maxAbs(f64.logits);
+    for (let i = 0; i < f64.logits.length; i++) {
+      expect(Math.abs(f32.logits[i]! - f64.logits[i]!)).toBeLessThanOrEqual(1e-4 * scale + 1e-6);
+    }
+    const dl = Float64Array.from({ length: f64.logits.length }, () => rng.normal() / T);
+    const g64 = m64.zerosLike();
+    const g32 = m32.zerosLike();
+    m64.backward(f64.cache, dl, g64);
+    m32.backward(f32.cache, Float32Array.from(dl), g32);
+    for (const s of m64.layout.specs) {
+      const size = s.shape.reduce((a, b) => a * b, 1);
+      const ref = maxAbs(g64, s.offset, s.offset + size);
+      for (let i = s.offset; i < s.offset + size; i++) {
+        const err = Math.abs(g32[i]! - g64[i]!);
+        if (err > 1e-3 * ref + 1e-7) expect.fail(`${s.name}[${i - s.offset}]: ${g32[i]} vs ${g64[i]}`);
+      }
+    }
+  });
+
+  it('KV-cache decoding in float32 agrees with the float64 full forward', () => {
+    const config = configs[0]![1];
+    const m64 = Gpt.init(config, 4, 'float64');
+    for (let i = 0; i < m64.params.length; i++) m64.params[i] = m64.params[i]! * 5;
+    const m32 = m64.clone('float32');
+    const rng = new Rng(8);
+    const tokens = Array.from({ length: 30 }, () => rng.nextU32() % config.vocabSize);
+    const full = m64.forward(tokens).logits;
+    const V = config.vocabSize;
+    const kv = m32.newKvCache();
+    const rows: Arr[] = [];
+    const pre = m32.step(kv, tokens.slice(0, 12), true);
+    for (let t = 0; t < 12; t++) rows.push(pre.subarray(t * V, (t + 1) * V));
+    for (let t = 12; t < 30; t++) rows.push(m32.step(kv, [tokens[t]!]));
+    const scale = maxAbs(full);
+    rows.forEach((row, t) => {
+      for (let j = 0; j < V; j++) {
+        expect(Math.abs(row[j]! - full[t * V + j]!)).toBeLessThanOrEqual(1e-4 * scale + 1e-6);
+      }
+    });
+  });
+});
+
+describe('SIMD softmax and GELU', () => {
+  it('token logprobs and their gradients match the float64 scalar code, for any vocabulary size', () => {
+    const rng = new Rng(21);
+    for (const V of [1, 2, 3, 5, 8, 61, 4096, 4099]) {
+      for (const spread of [0.1, 5, 60]) {
+        const T = 3;
+        const l32 = Float32Array.from({ length: T * V }, () => spread * rng.normal());
+        const l64 = Float64Array.from(l32);
+        const d32 = Float32Array.from({ length: T * V }, () => rng.normal());
+        const d64 = Float64Array.from(d32);
+        for (let t = 0; t < T; t++) {
+          const target = rng.nextU32() % V;
+          const want = tokenLogprob(l64, V, t, target);
+          const got = tokenLogprob(l32, V, t, target);
+          expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want)));
+          const w = rng.normal();
+          addLogprobGrad(d64, l64, V, t, target, w);
+          addLogprobGrad(d32, l32, V, t, target, w);
+        }
+        for (let i = 0; i < T * V; i++)
+          expect(Math.abs(d32[i]! - d64[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(d64[i]!)));
+      }
+    }
+  });
+
+  it('GELU and its derivative match the scalar formula, with no overflow at extreme inputs', () => {
+    const c = Math.sqrt(2 / Math.PI);
+    const xs = [0, 1e-8, -1e-8, 0.5, -0.5, 3, -3, 10, -10, 50, -50, 1e4, -1e4, 3e38, -3e38];
+    const rng = new Rng(3);
+    for (let i = 0; i < 1000; i++) xs.push(4 * rng.normal());
+    const n = xs.length;
+    const u = Float32Array.from(xs);
+    const g = new Float32Array(n);
+    geluF32(g, u, n);
+    const dg = Float32Array.from({ length: n }, () => 1);
+    geluBackwardF32(dg, u, n);
+    for (let i = 0; i < n; i++) {
+      const x = u[i]!;
+      const th = Math.tanh(c * (x + 0.044715 * x * x * x));
+      const want = 0.5 * x * (1 + th);
+      const dwant = 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * c * (1 + 3 * 0.044715 * x * x);
+      expect(Math.abs(g[i]! - want), `gelu(${x})`).toBeLessThanOrEqual(1e-6 * (1 + Math.abs(want)));
+      if (Math.abs(x) < 1e3)
+        expect(Math.abs(dg[i]! - dwant), `gelu'(${x})`).toBeLessThanOrEqual(2e-6 * (1 + Math.abs(dwant)));
+      else expect(Number.isFinite(dg[i]!)).toBe(true);
+    }
+  });
+});
