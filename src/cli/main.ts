@@ -7,6 +7,7 @@ import { DataMissingError, SUITES, type SuiteName } from '../envs/bfcl/data/task
 import { loadSuite } from '../envs/suites.js';
 import { CompareError } from '../eval/compare.js';
 import { RunFolderError } from '../eval/run.js';
+import { PretrainError } from '../learner/embedded/pretrain.js';
 import { CheckpointError } from '../policy/embedded/checkpoint.js';
 import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
@@ -124,7 +125,14 @@ program
   .option('--seed <n>', 'seed of the demonstrations, the initial weights and the batches (default 1)')
   .option('--tasks <n>', 'generated training tasks, one demonstration each (default 400)')
   .option('--batch-size <n>', 'sequences per step (default 8)')
-  .option('--lr <x>', 'Adam learning rate (default 0.003)')
+  .option('--lr <x>', 'peak Adam learning rate (default 0.003)')
+  .addOption(
+    new Option(
+      '--schedule <kind>',
+      'learning rate: warm-up then cosine decay to a tenth, or constant (default cosine)',
+    ).choices(['cosine', 'constant']),
+  )
+  .option('--warmup <n>', 'warm-up steps of the cosine schedule (default 50)')
   .option('--max-grad-norm <x>', 'gradient clipping (default 1)')
   .option('--cue-share <x>', 'share of demonstrations shown through the training interface (default 0.35)')
   .option('--recovery-share <x>', 'share with a failed call and its repair (default 0.3)')
@@ -184,7 +192,8 @@ try {
     e instanceof DataMissingError ||
     e instanceof RunFolderError ||
     e instanceof CompareError ||
-    e instanceof CheckpointError
+    e instanceof CheckpointError ||
+    e instanceof PretrainError
   ) {
     console.error(`seal: ${e.message}`);
     process.exitCode = 2;

@@ -1,6 +1,6 @@
 /** `seal pretrain`: flag parsing and progress output; the work is in learner/embedded/pretrain.ts. */
 import { availableParallelism } from 'node:os';
-import type { Overflow, PretrainOptions } from '../learner/embedded/pretrain.js';
+import type { LrSchedule, Overflow, PretrainOptions } from '../learner/embedded/pretrain.js';
 import { DEFAULT_PRETRAIN_MODEL, pretrain } from '../learner/embedded/pretrain.js';
 import { UsageError } from './verify.js';
 
@@ -12,6 +12,8 @@ export interface PretrainFlags {
   readonly steps?: string;
   readonly batchSize?: string;
   readonly lr?: string;
+  readonly schedule?: LrSchedule;
+  readonly warmup?: string;
   readonly maxGradNorm?: string;
   readonly cueShare?: string;
   readonly recoveryShare?: string;
@@ -82,12 +84,14 @@ export function pretrainOptions(flags: PretrainFlags, log: (line: string) => voi
       steps: int('--steps', flags.steps),
       batchSize: int('--batch-size', flags.batchSize),
       lr: real('--lr', flags.lr, 0),
+      warmup: int('--warmup', flags.warmup, 0),
       maxGradNorm: real('--max-grad-norm', flags.maxGradNorm, 0),
       cueShare: real('--cue-share', flags.cueShare, 0, 1),
       recoveryShare: real('--recovery-share', flags.recoveryShare, 0, 1),
       saveEvery: int('--save-every', flags.saveEvery),
     }),
     ...(flags.overflow ? { overflow: flags.overflow } : {}),
+    ...(flags.schedule ? { schedule: flags.schedule } : {}),
     config: given(config),
     workers: int('--workers', flags.workers, 1, cpus) ?? Math.min(2, cpus),
     log,

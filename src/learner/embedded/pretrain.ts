@@ -14,7 +14,7 @@
  * from its step count (batches are drawn from (seed, step), so a resumed run sees the same batches;
  * the Adam moments are not saved and restart from zero). Different settings are an error.
  */
-import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mixSeed, Rng } from '../../envs/mini/index.js';
 import {
@@ -30,6 +30,7 @@ import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
+import { warmupCosine } from './optim.js';
 import { sharedModel } from './parallel.js';
 import { type SupervisedSequence, SupervisedTrainer } from './supervised.js';
 
@@ -43,6 +44,7 @@ export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
 };
 
 export type Overflow = 'window' | 'head' | 'tail';
+export type LrSchedule = 'cosine' | 'constant';
 
 export interface PretrainOptions {
   readonly seed?: number;
@@ -53,7 +55,12 @@ export interface PretrainOptions {
   readonly config?: Partial<GptConfig>;
   readonly steps?: number;
   readonly batchSize?: number;
+  /** peak learning rate */
   readonly lr?: number;
+  /** `cosine` (the default): linear warm-up, then cosine decay to a tenth at the last step */
+  readonly schedule?: LrSchedule;
+  /** warm-up steps of the cosine schedule; default 50 */
+  readonly warmup?: number;
   readonly maxGradNorm?: number;
   /**
    * A demonstration longer than the context: `window` (the default) cuts it into the windows the
@@ -83,6 +90,8 @@ export interface PretrainSettings {
   readonly model: GptConfig;
   readonly batchSize: number;
   readonly lr: number;
+  readonly schedule: LrSchedule;
+  readonly warmup: number;
   readonly maxGradNorm: number;
   readonly overflow: Overflow;
 }
@@ -118,6 +127,7 @@ export interface StepLog {
   readonly loss: number;
   readonly tokens: number;
   readonly gradNorm: number;
+  readonly lr: number;
   readonly ms: number;
 }
 
@@ -131,6 +141,11 @@ export interface PretrainResult {
 }
 
 export { CONFIG_FILE, LOG_FILE, MODEL_FILE, TOKENIZER_FILE };
+/** Adam's moments, for an exact resume; not needed to use the checkpoint */
+export const OPTIMIZER_FILE = 'optimizer.bin';
+
+/** Settings that cannot work, or that conflict with the checkpoint already in the directory. */
+export class PretrainError extends Error {}
 
 function settingsOf(o: PretrainOptions): PretrainSettings {
   return {
@@ -141,6 +156,8 @@ function settingsOf(o: PretrainOptions): PretrainSettings {
     model: { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
     batchSize: o.batchSize ?? 8,
     lr: o.lr ?? 3e-3,
+    schedule: o.schedule ?? 'cosine',
+    warmup: o.warmup ?? 50,
     maxGradNorm: o.maxGradNorm ?? 1,
     overflow: o.overflow ?? 'window',
   };
@@ -156,6 +173,7 @@ export function pretrainCommand(s: PretrainSettings, steps: number, outDir: stri
     `--steps ${steps}`,
     `--batch-size ${s.batchSize}`,
     `--lr ${s.lr}`,
+    ...(s.schedule === 'cosine' ? [`--warmup ${s.warmup}`] : ['--schedule constant']),
     `--max-grad-norm ${s.maxGradNorm}`,
     `--cue-share ${s.cueShare}`,
     `--recovery-share ${s.recoveryShare}`,
@@ -273,17 +291,23 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   let model: Gpt;
   let tokenizer: Tokenizer;
   let stepsDone = 0;
+  let optimizerState: Uint8Array | undefined;
   const configPath = join(o.outDir, CONFIG_FILE);
   if (existsSync(configPath) && existsSync(join(o.outDir, MODEL_FILE))) {
     const prev = loadPretrained(o.outDir);
     if (JSON.stringify(prev.config.settings) !== JSON.stringify(settings))
-      throw new Error(
+      throw new PretrainError(
         `${o.outDir} holds a checkpoint made with different settings (${JSON.stringify(prev.config.settings)}); use another directory`,
       );
     model = prev.model;
     tokenizer = prev.tokenizer;
     stepsDone = prev.config.stepsDone;
-    log(`resuming from step ${stepsDone}`);
+    optimizerState = existsSync(join(o.outDir, OPTIMIZER_FILE))
+      ? new Uint8Array(readFileSync(join(o.outDir, OPTIMIZER_FILE)))
+      : undefined;
+    log(
+      `resuming from step ${stepsDone}${optimizerState ? '' : ' (no optimizer state saved: Adam restarts)'}`,
+    );
   } else {
     tokenizer = Tokenizer.train(demos.map(demonstrationText), settings.model.vocabSize);
     model = Gpt.init(settings.model, mixSeed(settings.seed, 0x1417));
@@ -300,8 +324,8 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     settings.overflow,
   );
   if (sequences.length === 0)
-    throw new Error(
-      `no demonstration has an assistant token within the context of ${settings.model.contextLength} tokens`,
+    throw new PretrainError(
+      `no demonstration has an assistant token within the context of ${settings.model.contextLength} tokens; raise --context`,
     );
   const data: DataStats = {
     demonstrations: demos.length,
@@ -313,10 +337,26 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     `demonstrations ${data.demonstrations} (cues ${data.cues}, recoveries ${data.recoveries}); sequences ${data.sequences}, truncated ${data.truncated}, skipped ${data.skipped}, mean ${data.meanTokens} tokens`,
   );
 
+  const trainer = new SupervisedTrainer(model, {
+    lr: settings.lr,
+    maxGradNorm: settings.maxGradNorm,
+    workers,
+  });
+  if (optimizerState) {
+    try {
+      trainer.optimizer.restore(optimizerState);
+    } catch (e) {
+      throw new PretrainError(
+        `${join(o.outDir, OPTIMIZER_FILE)}: ${(e as Error).message}; delete it to resume with fresh Adam moments`,
+      );
+    }
+  }
   const save = () => {
     const bytes = model.serialize({ seed: settings.seed, stepsDone, command });
     writeAtomic(join(o.outDir, MODEL_FILE), bytes);
-    writeAtomic(join(o.outDir, TOKENIZER_FILE), JSON.stringify(tokenizer.toJSON()));
+    const tokenizerText = JSON.stringify(tokenizer.toJSON());
+    writeAtomic(join(o.outDir, TOKENIZER_FILE), tokenizerText);
+    writeAtomic(join(o.outDir, OPTIMIZER_FILE), trainer.optimizer.serialize());
     const config: PretrainConfigFile = {
       format: 'seal-embedded-pretrain',
       version: 1,
@@ -326,16 +366,12 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       command,
       data,
       modelSha256: sha256Hex(bytes),
+      tokenizerSha256: sha256Hex(tokenizerText),
     };
     writeAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
     return config;
   };
 
-  const trainer = new SupervisedTrainer(model, {
-    lr: settings.lr,
-    maxGradNorm: settings.maxGradNorm,
-    workers,
-  });
   const history: StepLog[] = [];
   let config = stepsDone === 0 ? save() : undefined;
   try {
@@ -345,6 +381,11 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
         { length: Math.min(settings.batchSize, sequences.length) },
         () => sequences[rng.int(0, sequences.length - 1)]!,
       );
+      const lr =
+        settings.schedule === 'cosine'
+          ? warmupCosine(settings.lr, stepsDone, steps, settings.warmup)
+          : settings.lr;
+      trainer.optimizer.lr = lr;
       const t0 = performance.now();
       const r = await trainer.stepAsync(batch);
       stepsDone++;
@@ -353,6 +394,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
         loss: r.loss,
         tokens: r.tokens,
         gradNorm: r.gradNorm,
+        lr,
         ms: Math.round(performance.now() - t0),
       };
       history.push(entry);
