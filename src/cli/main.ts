@@ -143,6 +143,10 @@ program
       'tail',
     ]),
   )
+  .option(
+    '--context-weight <x>',
+    'loss weight of prompt, user and tool-result tokens next to 1 for assistant tokens (default 0.1)',
+  )
   .option('--vocab <n>', 'tokenizer vocabulary size (default 1024)')
   .option('--context <n>', 'context length in tokens (default 1024)')
   .option('--layers <n>', 'transformer layers (default 4)')

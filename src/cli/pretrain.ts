@@ -18,6 +18,7 @@ export interface PretrainFlags {
   readonly cueShare?: string;
   readonly recoveryShare?: string;
   readonly overflow?: Overflow;
+  readonly contextWeight?: string;
   readonly vocab?: string;
   readonly context?: string;
   readonly layers?: string;
@@ -88,6 +89,7 @@ export function pretrainOptions(flags: PretrainFlags, log: (line: string) => voi
       maxGradNorm: real('--max-grad-norm', flags.maxGradNorm, 0),
       cueShare: real('--cue-share', flags.cueShare, 0, 1),
       recoveryShare: real('--recovery-share', flags.recoveryShare, 0, 1),
+      contextWeight: real('--context-weight', flags.contextWeight, 0, 1),
       saveEvery: int('--save-every', flags.saveEvery),
     }),
     ...(flags.overflow ? { overflow: flags.overflow } : {}),

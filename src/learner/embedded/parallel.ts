@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type Arr, allocate, type DType, Gpt, type GptConfig } from '../../policy/embedded/model.js';
-import { countTargets, type SupervisedSequence } from './supervised.js';
+import { countTargets, type SupervisedSequence, targetWeight } from './supervised.js';
 
 /** what a worker is started with (worker_threads `workerData`) */
 export interface GradientWorkerData {
@@ -35,7 +35,7 @@ export interface SharedView {
 export type GradientRequest = {
   readonly kind: 'supervised';
   readonly sequences: readonly SupervisedSequence[];
-  /** the whole batch's target count */
+  /** the whole batch's summed target weight */
   readonly denominator: number;
 };
 
@@ -269,6 +269,7 @@ export class GradientPool {
     this.busy = true;
     try {
       const n = countTargets(batch);
+      const weight = targetWeight(batch);
       this.grads.fill(0);
       if (n === 0) return { loss: 0, tokens: 0 };
       const parts = splitByTokens(
@@ -283,7 +284,7 @@ export class GradientPool {
             this.call(i, {
               kind: 'supervised',
               sequences: parts[i]!.map((j) => batch[j]!),
-              denominator: n,
+              denominator: weight,
             }),
           ),
         );
@@ -305,7 +306,7 @@ export class GradientPool {
         const out = this.grads;
         for (let j = 0; j < out.length; j++) out[j] = out[j]! + g[j]!;
       }
-      return { loss: lossSum / n, tokens: n };
+      return { loss: lossSum / weight, tokens: n };
     } finally {
       this.busy = false;
     }

@@ -8,7 +8,10 @@ import { GradientPool, isShared, sharedArray } from './parallel.js';
 
 export interface SupervisedSequence {
   readonly tokens: readonly number[];
-  /** per token, 1 where the token is a training target (default: every token after the first) */
+  /**
+   * per token, its weight as a training target: 0 for none, 1 for a full target, in between for a
+   * token that should count less (default: every token after the first, weight 1)
+   */
   readonly lossMask?: readonly number[];
 }
 
@@ -19,8 +22,19 @@ export function countTargets(batch: readonly SupervisedSequence[]): number {
   return n;
 }
 
+/** the summed target weights of `batch`: the denominator of its weighted token-mean loss */
+export function targetWeight(batch: readonly SupervisedSequence[]): number {
+  let w = 0;
+  for (const s of batch)
+    for (let t = 1; t < s.tokens.length; t++) {
+      const m = s.lossMask?.[t] ?? 1;
+      if (m > 0) w += m;
+    }
+  return w;
+}
+
 /**
- * The summed negative log-likelihood of the targets of `batch`; when `grads` is given, ADDS the
+ * The summed weighted negative log-likelihood of the targets of `batch`; when `grads` is given, ADDS the
  * gradient of (that sum / `denominator`) into it. Taking the denominator as an argument lets a
  * part of a batch (one gradient worker's share) contribute exactly its share of the whole batch's
  * token-mean loss.
@@ -38,11 +52,12 @@ export function crossEntropySumAndGrad(
     const { logits, cache } = model.forward(s.tokens);
     const dlogits = grads ? allocate(model.dtype, logits.length) : null;
     for (let t = 1; t < s.tokens.length; t++) {
-      if ((s.lossMask?.[t] ?? 1) <= 0) continue;
+      const w = s.lossMask?.[t] ?? 1;
+      if (w <= 0) continue;
       const y = s.tokens[t]!;
-      loss -= tokenLogprob(logits, V, t - 1, y);
+      loss -= w * tokenLogprob(logits, V, t - 1, y);
       n++;
-      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, -1 / denominator);
+      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, -w / denominator);
     }
     if (grads && dlogits) model.backward(cache, dlogits, grads);
   }
@@ -58,10 +73,10 @@ export function crossEntropyLossAndGrad(
   batch: readonly SupervisedSequence[],
   grads: Arr | null,
 ): { loss: number; tokens: number } {
-  const n = countTargets(batch);
-  if (n === 0) return { loss: 0, tokens: 0 };
-  const r = crossEntropySumAndGrad(model, batch, grads, n);
-  return { loss: r.lossSum / n, tokens: n };
+  const w = targetWeight(batch);
+  if (w === 0) return { loss: 0, tokens: 0 };
+  const r = crossEntropySumAndGrad(model, batch, grads, w);
+  return { loss: r.lossSum / w, tokens: r.tokens };
 }
 
 export interface SupervisedOptions extends AdamOptions {
