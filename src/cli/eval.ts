@@ -1,11 +1,13 @@
 /** `seal eval` and `seal compare`: flag parsing and output; the work is in eval/. */
+import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import type { BfclData, SuiteName } from '../envs/bfcl/data/tasks.js';
 import { compareTable } from '../eval/compare.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
-import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoint.js';
+import { BASE_CHECKPOINT_DIR, CheckpointError, loadCheckpoint } from '../policy/embedded/checkpoint.js';
 import { EMBEDDED_TOOL_FORMAT, EmbeddedPolicy } from '../policy/embedded/policy.js';
+import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { progressBar } from './progress.js';
@@ -91,12 +93,20 @@ function serverPolicy(flags: EvalFlags): {
   return { policy, model: flags.model, baseUrl, format: flags.format ?? 'native' };
 }
 
-function embeddedPolicy(flags: EvalFlags): {
+/**
+ * The embedded policy on min(concurrency, cores) threads, or in process for one. Either way a
+ * request without a seed is seeded from its messages, so results do not depend on the thread count.
+ */
+async function embeddedPolicy(
+  flags: EvalFlags,
+  concurrency: number,
+): Promise<{
   policy: Policy;
   model: string;
   baseUrl?: undefined;
   format: ToolCallFormat;
-} {
+  close: () => Promise<void>;
+}> {
   if (flags.baseUrl || flags.extraBody)
     throw new UsageError(
       '--base-url and --extra-body are for a model server; the embedded policy runs in process.',
@@ -107,9 +117,23 @@ function embeddedPolicy(flags: EvalFlags): {
       `the embedded policy writes its calls in text; use --format ${EMBEDDED_TOOL_FORMAT} (what it was trained on).`,
     );
   const dir = flags.model ?? BASE_CHECKPOINT_DIR;
+  // loaded here too: it checks the checkpoint with the usual errors and names the run
   const { model, tokenizer, config } = loadCheckpoint(dir);
   const name = `embedded:${basename(resolve(dir))}@${config.modelSha256.slice(0, 12)}`;
-  return { policy: new EmbeddedPolicy(model, tokenizer, { name }), model: name, format };
+  const workers = Math.min(concurrency, availableParallelism());
+  if (workers <= 1)
+    return {
+      policy: new DerivedSeedPolicy(new EmbeddedPolicy(model, tokenizer, { name })),
+      model: name,
+      format,
+      close: async () => {},
+    };
+  const pool = await EmbeddedPolicyPool.start(dir, { name, workers });
+  if (pool.modelSha256 !== config.modelSha256) {
+    await pool.close();
+    throw new CheckpointError(`${dir} changed while it was loading; try again once it is written`);
+  }
+  return { policy: pool, model: name, format, close: () => pool.close() };
 }
 
 export async function runEvalCommand(
@@ -127,23 +151,27 @@ export async function runEvalCommand(
     ...(flags.stop?.length ? { stop: flags.stop } : {}),
   };
   const concurrency = num('--concurrency', flags.concurrency, { int: true, min: 1 })!;
-  const chosen = flags.policy === 'embedded' ? embeddedPolicy(flags) : serverPolicy(flags);
-  const ids = splitIds(data, flags.split);
-  const tasks = data.tasks.filter((t) => ids.has(t.id));
-  const config: EvalRunConfig = {
-    suite: flags.suite,
-    model: chosen.model,
-    ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
-    format: chosen.format,
-    split: flags.split,
-    sampling,
-  };
-  const outcome = await runEval(data, tasks, chosen.policy, config, flags.out, {
-    concurrency,
-    progress: progressBar('eval'),
-  });
-  print(outcome.table);
-  print(`\n${outcome.ran} task(s) run, ${outcome.resumed} kept from before; results in ${flags.out}`);
+  const chosen = flags.policy === 'embedded' ? await embeddedPolicy(flags, concurrency) : serverPolicy(flags);
+  try {
+    const ids = splitIds(data, flags.split);
+    const tasks = data.tasks.filter((t) => ids.has(t.id));
+    const config: EvalRunConfig = {
+      suite: flags.suite,
+      model: chosen.model,
+      ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
+      format: chosen.format,
+      split: flags.split,
+      sampling,
+    };
+    const outcome = await runEval(data, tasks, chosen.policy, config, flags.out, {
+      concurrency,
+      progress: progressBar('eval'),
+    });
+    print(outcome.table);
+    print(`\n${outcome.ran} task(s) run, ${outcome.resumed} kept from before; results in ${flags.out}`);
+  } finally {
+    if ('close' in chosen) await chosen.close();
+  }
 }
 
 export function runCompareCommand(dirs: string[], print: (s: string) => void): void {

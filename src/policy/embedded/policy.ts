@@ -65,9 +65,9 @@ export class EmbeddedPolicy implements Policy {
 
   /**
    * The prompt ids of a chat, ending with the generation prompt `<|assistant|>`, leaving `room`
-   * tokens for the completion. A chat that does not fit loses its oldest messages after the system
-   * prompt (window.ts); when even the system prompt and the last message do not fit, the last
-   * message keeps only its end.
+   * tokens (at most a quarter of the context) for the completion. A chat that does not fit loses
+   * its oldest messages after the system prompt (window.ts); when even the system prompt and the
+   * last message do not fit, only their last tokens are kept.
    */
   promptIds(messages: readonly ChatMessage[], room = this.completionRoom): number[] {
     const parts = messages.map((m) => encodeChat(this.tokenizer, [messageText(m)]).ids);
@@ -79,15 +79,17 @@ export class EmbeddedPolicy implements Policy {
       messages.map((m, i) => ({ role: m.role, tokens: parts[i]!.length })),
       budget,
     );
+    if (budget < 16)
+      throw new ContextOverflowError(
+        `the embedded model's context (${ctx} tokens) leaves no room for a prompt; use a checkpoint with a longer --context`,
+      );
     let ids: number[];
     if (start !== undefined) ids = [...system, ...parts.slice(Math.max(start, head)).flat()];
     else {
-      const keep = budget - system.length;
-      if (keep < 8 || parts.length <= head)
-        throw new ContextOverflowError(
-          `the embedded model's context (${ctx} tokens) cannot hold its system prompt (${system.length} tokens) and a message; give it fewer or shorter tools, or a checkpoint with a longer --context`,
-        );
-      ids = [...system, ...parts.at(-1)!.slice(-keep)];
+      // Not even the tools and the last message fit: the model sees the end of that, like a
+      // reader whose page is too long. A policy with too many tools degrades; it does not crash
+      // the run.
+      ids = [...system, ...(parts.length > head ? parts.at(-1)! : [])].slice(-budget);
     }
     ids.push(this.tokenizer.special('<|assistant|>'));
     return ids;
@@ -98,7 +100,7 @@ export class EmbeddedPolicy implements Policy {
     const t0 = performance.now();
     const end = this.tokenizer.special('<|end|>');
     const maxTokens = request.maxTokens ?? this.defaultMaxTokens;
-    const prompt = this.promptIds(request.messages, maxTokens);
+    const prompt = this.promptIds(request.messages, Math.min(this.completionRoom, maxTokens));
     const stops = request.stop ?? [];
     const seed = request.seed ?? this.seeds.nextU32();
     const r = sample(this.model, prompt, {

@@ -1,0 +1,136 @@
+/**
+ * The embedded policy on worker threads: sampling is synchronous CPU work, so one `EmbeddedPolicy`
+ * serves concurrent requests one after another on one core; the pool runs one per thread.
+ *
+ * Each thread loads the checkpoint directory itself (no weights cross threads) and answers one
+ * request at a time; a request goes to a free thread or waits for one, first come first served.
+ * Completions do not depend on the thread or the order: a request without a seed gets
+ * `derivedSeed(baseSeed, messages)` before it is sent, where the in-process policy would draw the
+ * next seed of its stream, which depends on the order of the calls.
+ */
+import { createHash } from 'node:crypto';
+import { type ErrorClass, ThreadPool } from '../../util/thread-pool.js';
+import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
+import { CheckpointError } from './checkpoint.js';
+import { ContextOverflowError, type EmbeddedPolicyOptions, messageText } from './policy.js';
+
+/** what a sampler thread is started with */
+export interface SamplerWorkerData {
+  readonly dir: string;
+  readonly options: Omit<EmbeddedPolicyOptions, 'seed'>;
+}
+
+/** what a sampler thread reports once loaded */
+export interface SamplerWorkerInfo {
+  readonly modelSha256: string;
+}
+
+export interface EmbeddedPolicyPoolOptions extends EmbeddedPolicyOptions {
+  /** threads; default 2 */
+  readonly workers?: number;
+}
+
+/**
+ * The seed of a request that gives none: a hash of the base seed and of the messages as the model
+ * sees them, so the same chat gets the same seed wherever and whenever it runs. Note that identical
+ * chats therefore get identical samples; give explicit seeds to draw several samples of one chat.
+ */
+export function derivedSeed(baseSeed: number, messages: readonly ChatMessage[]): number {
+  const h = createHash('sha256');
+  h.update(JSON.stringify([baseSeed >>> 0, messages.map(messageText)]));
+  return h.digest().readUInt32LE(0);
+}
+
+/** `request` with its seed filled in by `derivedSeed` when it has none */
+export function withDerivedSeed(baseSeed: number, request: CompletionRequest): CompletionRequest {
+  return request.seed !== undefined ? request : { ...request, seed: derivedSeed(baseSeed, request.messages) };
+}
+
+/**
+ * A policy whose seedless requests get `derivedSeed`: the in-process counterpart of the pool, with
+ * the same completions for the same requests.
+ */
+export class DerivedSeedPolicy implements Policy {
+  readonly name: string;
+
+  constructor(
+    private readonly inner: Policy,
+    private readonly baseSeed = 0,
+  ) {
+    this.name = inner.name;
+  }
+
+  complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    return this.inner.complete(withDerivedSeed(this.baseSeed, request), signal);
+  }
+}
+
+/** errors the callers dispatch on (the CLI's exit codes), kept as their class across threads */
+const ERROR_CLASSES: readonly ErrorClass[] = [CheckpointError, ContextOverflowError];
+
+export class EmbeddedPolicyPool implements Policy {
+  private constructor(
+    readonly name: string,
+    private readonly baseSeed: number,
+    private readonly threads: ThreadPool<CompletionRequest, Completion, SamplerWorkerInfo>,
+    /** the sha256 of the weights every thread loaded */
+    readonly modelSha256: string,
+  ) {}
+
+  /**
+   * Starts `workers` threads on the checkpoint in `dir`; resolves once all have loaded it. A
+   * checkpoint that does not load rejects with its `CheckpointError`, and no thread is left.
+   */
+  static async start(dir: string, opts: EmbeddedPolicyPoolOptions = {}): Promise<EmbeddedPolicyPool> {
+    const n = opts.workers ?? 2;
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error('EmbeddedPolicyPool: workers must be a positive integer');
+    const { seed = 0, workers: _, ...options } = opts;
+    const threads = await ThreadPool.start<
+      CompletionRequest,
+      Completion,
+      SamplerWorkerInfo,
+      SamplerWorkerData
+    >({
+      entry: new URL('./sampler-worker.js', import.meta.url),
+      workerData: Array.from({ length: n }, () => ({ dir, options })),
+      label: 'sampler worker',
+      errorClasses: ERROR_CLASSES,
+    });
+    // a checkpoint rewritten while the threads loaded it would give a mix of models
+    const shas = new Set(threads.info.map((i) => i.modelSha256));
+    if (shas.size !== 1) {
+      await threads.close();
+      throw new CheckpointError(`${dir} changed while it was loading; try again once it is written`);
+    }
+    return new EmbeddedPolicyPool(opts.name ?? 'embedded', seed, threads, [...shas][0]!);
+  }
+
+  get workers(): number {
+    return this.threads.workers;
+  }
+
+  /** threads not yet exited (0 after close() or a failure) */
+  get liveWorkers(): number {
+    return this.threads.liveWorkers;
+  }
+
+  /** the seed a request is sampled with */
+  seedOf(request: CompletionRequest): number {
+    return withDerivedSeed(this.baseSeed, request).seed!;
+  }
+
+  /**
+   * As `EmbeddedPolicy.complete`, on the next free thread. An abort while the request waits for a
+   * thread drops it; once running it finishes (sampling cannot be interrupted).
+   */
+  complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return this.threads.submit(withDerivedSeed(this.baseSeed, request), signal);
+  }
+
+  /** stops every thread; idempotent. Requests in flight or waiting reject. */
+  close(): Promise<void> {
+    return this.threads.close();
+  }
+}
