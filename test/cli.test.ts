@@ -1,32 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDist, seal } from './support/cli.js';
 import { DATA_DIR, readJsonl } from './support/golden.js';
-
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..');
-
-// The real `seal` binary in a real process (built by `npm ci`'s prepare step, rebuilt here).
-async function seal(args: string[], env: Record<string, string> = {}) {
-  try {
-    const r = await run('node', [join(ROOT, 'bin', 'seal.js'), ...args], {
-      env: { ...process.env, ...env },
-      maxBuffer: 64 << 20,
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe('seal verify', () => {
   const dir = mkdtempSync(join(tmpdir(), 'seal-verify-'));
   beforeAll(async () => {
-    await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
+    await buildDist();
   });
 
   it('scores the ground truth replayed as a BFCL result file at 100.00 in every category', async () => {

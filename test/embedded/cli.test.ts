@@ -1,22 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
-
-async function seal(args: string[]) {
-  try {
-    const r = await run('node', [join(ROOT, 'bin', 'seal.js'), ...args], { maxBuffer: 64 << 20 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+import { buildDist, ROOT, seal } from '../support/cli.js';
 
 const TINY = ['--width', '32', '--layers', '1', '--heads', '2', '--vocab', '400', '--context', '768'];
 
@@ -24,7 +10,7 @@ describe('seal pretrain and seal eval --policy embedded (real processes, compile
   const dir = mkdtempSync(join(tmpdir(), 'seal-embedded-cli-'));
   const ckpt = join(dir, 'ckpt');
   beforeAll(async () => {
-    await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
+    await buildDist();
   });
 
   it('pretrains a tiny checkpoint on two gradient workers, resumes it, and evaluates it', async () => {
@@ -76,6 +62,29 @@ describe('seal pretrain and seal eval --policy embedded (real processes, compile
     const runConfig = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
     expect(runConfig.format).toBe('compact');
     expect(runConfig.model).toMatch(/^embedded:ckpt@[0-9a-f]{12}$/);
+  });
+
+  it('evaluates the shipped base checkpoint by default, and its config rebuilds it', async () => {
+    const out = join(dir, 'base');
+    const r = await seal([
+      'eval',
+      '--suite',
+      'mini',
+      '--policy',
+      'embedded',
+      '--split',
+      'mini_base_3',
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    const runConfig = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
+    expect(runConfig.model).toMatch(/^embedded:embedded-base@[0-9a-f]{12}$/);
+    const config = JSON.parse(
+      readFileSync(join(ROOT, 'checkpoints', 'embedded-base', 'config.json'), 'utf8'),
+    );
+    expect(config.command).toMatch(/^seal pretrain --seed \d+ --tasks \d+ --steps \d+ /);
+    expect(config.stepsDone).toBe(config.steps);
   });
 
   it('refuses bad flags and damaged checkpoints with a message saying what to do', async () => {

@@ -1,29 +1,16 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallFormat } from '../../src/agent/format.js';
 import { readFinished, runEval } from '../../src/eval/run.js';
 import { OpenAiCompatiblePolicy } from '../../src/policy/openai.js';
 import { type Behaviour, bfclPlayer } from '../support/bfclPlayer.js';
+import { buildDist, seal } from '../support/cli.js';
 import { startFakeModelServer } from '../support/fakeModelServer.js';
 import { DATA_DIR, sharedData } from '../support/golden.js';
 
-const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..', '..');
 const data = sharedData();
-
-async function seal(args: string[]) {
-  try {
-    const r = await run('node', [join(ROOT, 'bin', 'seal.js'), ...args], { maxBuffer: 64 << 20 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 const BEHAVIOURS: Record<string, Behaviour> = {
   multi_turn_base_0: 'gt',
@@ -57,7 +44,7 @@ const policyFor = (url: string) =>
 
 describe('seal eval against an OpenAI-compatible server (scripted)', () => {
   beforeAll(async () => {
-    await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
+    await buildDist();
   });
 
   for (const format of ['native', 'hermes', 'python', 'compact'] as ToolCallFormat[]) {
