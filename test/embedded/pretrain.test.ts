@@ -161,11 +161,20 @@ describe('pretrain', () => {
     const ids = loaded.tokenizer.encode('<|user|>Deposit 20 dollars.<|end|><|assistant|>');
     expect(Array.from(loaded.model.forward(ids).logits)).toEqual(Array.from(r.model.forward(ids).logits));
 
-    // resume: more steps on the same settings continue from the checkpoint
+    // resume: more steps on the same settings continue from the checkpoint; lines a killed run
+    // logged past its last checkpoint (here a step 25 and a torn line) are dropped, not duplicated
+    writeFileSync(
+      join(outDir, LOG_FILE),
+      `${readFileSync(join(outDir, LOG_FILE), 'utf8')}{"step":25,"loss":1}\n{"step":2`,
+    );
     const more = await pretrain({ ...opts, steps: 26 });
     expect(more.resumedFrom).toBe(24);
     expect(more.history.map((h) => h.step)).toEqual([25, 26]);
-    expect(readFileSync(join(outDir, LOG_FILE), 'utf8').trim().split('\n')).toHaveLength(26);
+    const steps = readFileSync(join(outDir, LOG_FILE), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).step);
+    expect(steps).toEqual(Array.from({ length: 26 }, (_, i) => i + 1));
     // different settings are refused
     await expect(pretrain({ ...opts, lr: 5e-3, steps: 30 })).rejects.toThrow(/different settings/);
   });

@@ -288,6 +288,23 @@ export function loadPretrained(dir: string): {
   return loadCheckpoint<PretrainConfigFile>(dir);
 }
 
+/**
+ * A run killed between checkpoints logged steps its checkpoint does not hold; the resumed run
+ * logs them again, so the old lines go.
+ */
+function dropLogAfter(path: string, stepsDone: number): void {
+  if (!existsSync(path)) return;
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const kept = lines.filter((l) => {
+    try {
+      return (JSON.parse(l) as StepLog).step <= stepsDone;
+    } catch {
+      return false; // a line torn by the kill
+    }
+  });
+  if (kept.length !== lines.length) writeAtomic(path, kept.map((l) => `${l}\n`).join(''));
+}
+
 export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const settings = settingsOf(o);
   const steps = o.steps ?? 1000;
@@ -323,6 +340,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     log(
       `resuming from step ${stepsDone}${optimizerState ? '' : ' (no optimizer state saved: Adam restarts)'}`,
     );
+    dropLogAfter(join(o.outDir, LOG_FILE), stepsDone);
   } else {
     tokenizer = Tokenizer.train(demos.map(demonstrationText), settings.model.vocabSize);
     model = Gpt.init(settings.model, mixSeed(settings.seed, 0x1417));
