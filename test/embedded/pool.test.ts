@@ -168,15 +168,16 @@ describe('EmbeddedPolicyPool', () => {
   it('closes idempotently and refuses requests afterwards', async () => {
     const pool = await startPool(2);
     expect(pool.liveWorkers).toBe(2);
-    const running = pool.complete({ messages: chats[0]!, temperature: 0, maxTokens: 10 });
+    // the outcome is observed from the start: the rejection arrives while close() is awaited
+    const running = pool.complete({ messages: chats[0]!, temperature: 0, maxTokens: 10 }).then(
+      () => 'done',
+      (e: Error) => e.message,
+    );
     await Promise.all([pool.close(), pool.close()]);
     await pool.close();
     expect(pool.liveWorkers).toBe(0);
     // terminated mid-sample, unless the thread was quicker than its termination
-    const outcome = await running.then(
-      () => 'done',
-      (e: Error) => e.message,
-    );
+    const outcome = await running;
     expect(outcome).toMatch(/^done$|closed/);
     await expect(pool.complete({ messages: chats[0]! })).rejects.toThrow(/closed/);
   });

@@ -294,7 +294,9 @@ export function loadPretrained(dir: string): {
  */
 function dropLogAfter(path: string, stepsDone: number): void {
   if (!existsSync(path)) return;
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const kept = lines.filter((l) => {
     try {
       return (JSON.parse(l) as StepLog).step <= stepsDone;
