@@ -197,6 +197,20 @@ export class Fn {
     return this;
   }
 
+  /**
+   * `while (local[i] + step <= local[limit]) { body(); local[i] += step }`: whole steps only, so a
+   * following loop with a smaller step takes the remainder (step 1 runs to the limit)
+   */
+  steps(i: number, limit: number, step: number, body: () => void): this {
+    return this.while(
+      () => this.get(i).i32(step).op(Op.i32Add).get(limit).op(Op.i32LeS),
+      () => {
+        body();
+        this.inc(i, step);
+      },
+    );
+  }
+
   /** `if (cond()) then()`; cond leaves an i32 on the stack */
   when(cond: () => void, then: () => void): this {
     cond();

@@ -158,52 +158,14 @@ function buildSgemm(RM: number, VW: number): Fn {
     f.when(isMode(Causal.kUpTo), () => minInto(kend, K, tmp));
     f.when(isMode(Causal.kFrom), () => minInto(kbeg, K, i0));
     f.i32(0).set(j);
-    f.while(
-      () =>
-        f
-          .get(j)
-          .i32(4 * VW)
-          .op(Op.i32Add)
-          .get(jend)
-          .op(Op.i32LeS),
-      () => {
-        tile(R, VW);
-        f.inc(j, 4 * VW);
-      },
-    );
-    if (VW > 1) {
-      f.while(
-        () => f.get(j).i32(4).op(Op.i32Add).get(jend).op(Op.i32LeS),
-        () => {
-          tile(R, 1);
-          f.inc(j, 4);
-        },
-      );
-    }
-    f.while(
-      () => f.get(j).get(jend).op(Op.i32LtS),
-      () => {
-        tile(R, 0);
-        f.inc(j, 1);
-      },
-    );
+    f.steps(j, jend, 4 * VW, () => tile(R, VW));
+    if (VW > 1) f.steps(j, jend, 4, () => tile(R, 1));
+    f.steps(j, jend, 1, () => tile(R, 0));
   };
 
   f.i32(0).set(i0);
-  f.while(
-    () => f.get(i0).i32(RM).op(Op.i32Add).get(M).op(Op.i32LeS),
-    () => {
-      rowBlock(RM);
-      f.inc(i0, RM);
-    },
-  );
-  f.while(
-    () => f.get(i0).get(M).op(Op.i32LtS),
-    () => {
-      rowBlock(1);
-      f.inc(i0, 1);
-    },
-  );
+  f.steps(i0, M, RM, () => rowBlock(RM));
+  f.steps(i0, M, 1, () => rowBlock(1));
   return f;
 }
 
@@ -300,20 +262,8 @@ function buildSdotnt(): Fn {
     () => f.get(i).get(M).op(Op.i32LtS),
     () => {
       f.i32(0).set(j);
-      f.while(
-        () => f.get(j).i32(4).op(Op.i32Add).get(N).op(Op.i32LeS),
-        () => {
-          cols(4);
-          f.inc(j, 4);
-        },
-      );
-      f.while(
-        () => f.get(j).get(N).op(Op.i32LtS),
-        () => {
-          cols(1);
-          f.inc(j, 1);
-        },
-      );
+      f.steps(j, N, 4, () => cols(4));
+      f.steps(j, N, 1, () => cols(1));
       f.inc(i, 1);
     },
   );
@@ -356,20 +306,8 @@ function buildTranspose(): Fn {
     );
   };
   f.i32(0).set(r0);
-  f.while(
-    () => f.get(r0).i32(RB).op(Op.i32Add).get(rows).op(Op.i32LeS),
-    () => {
-      block(RB);
-      f.inc(r0, RB);
-    },
-  );
-  f.while(
-    () => f.get(r0).get(rows).op(Op.i32LtS),
-    () => {
-      block(1);
-      f.inc(r0, 1);
-    },
-  );
+  f.steps(r0, rows, RB, () => block(RB));
+  f.steps(r0, rows, 1, () => block(1));
   return f;
 }
 
