@@ -7,7 +7,11 @@ import { DataMissingError, SUITES, type SuiteName } from '../envs/bfcl/data/task
 import { loadSuite } from '../envs/suites.js';
 import { CompareError } from '../eval/compare.js';
 import { RunFolderError } from '../eval/run.js';
-import { PretrainError } from '../learner/embedded/pretrain.js';
+import {
+  PRETRAIN_DEFAULTS as PD,
+  DEFAULT_PRETRAIN_MODEL as PM,
+  PretrainError,
+} from '../learner/embedded/pretrain.js';
 import { CheckpointError } from '../policy/embedded/checkpoint.js';
 import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
@@ -121,40 +125,45 @@ program
     "Build the embedded policy's base checkpoint: supervised training on generated mini-suite demonstrations (resumable)",
   )
   .requiredOption('--out <dir>', 'checkpoint directory; rerunning into it resumes')
-  .option('--steps <n>', 'optimiser steps in total (default 1000)')
-  .option('--seed <n>', 'seed of the demonstrations, the initial weights and the batches (default 1)')
-  .option('--tasks <n>', 'generated training tasks, one demonstration each (default 400)')
-  .option('--batch-size <n>', 'sequences per step (default 8)')
-  .option('--lr <x>', 'peak Adam learning rate (default 0.003)')
+  .option('--steps <n>', `optimiser steps in total (default ${PD.steps})`)
+  .option(
+    '--seed <n>',
+    `seed of the demonstrations, the initial weights and the batches (default ${PD.seed})`,
+  )
+  .option('--tasks <n>', `generated training tasks, one demonstration each (default ${PD.tasks})`)
+  .option('--batch-size <n>', `sequences per step (default ${PD.batchSize})`)
+  .option('--lr <x>', `peak Adam learning rate (default ${PD.lr})`)
   .addOption(
     new Option(
       '--schedule <kind>',
-      'learning rate: warm-up then cosine decay to a tenth, or constant (default cosine)',
+      `learning rate: warm-up then cosine decay to a tenth, or constant (default ${PD.schedule})`,
     ).choices(['cosine', 'constant']),
   )
-  .option('--warmup <n>', 'warm-up steps of the cosine schedule (default 50)')
-  .option('--max-grad-norm <x>', 'gradient clipping (default 1)')
-  .option('--cue-share <x>', 'share of demonstrations shown through the training interface (default 0.35)')
-  .option('--recovery-share <x>', 'share with a failed call and its repair (default 0.3)')
+  .option('--warmup <n>', `warm-up steps of the cosine schedule (default ${PD.warmup})`)
+  .option('--max-grad-norm <x>', `gradient clipping (default ${PD.maxGradNorm})`)
+  .option(
+    '--cue-share <x>',
+    `share of demonstrations shown through the training interface (default ${PD.cueShare})`,
+  )
+  .option('--recovery-share <x>', `share with a failed call and its repair (default ${PD.recoveryShare})`)
   .addOption(
-    new Option('--overflow <rule>', 'demonstrations longer than the context (default window)').choices([
-      'window',
-      'head',
-      'tail',
-    ]),
+    new Option(
+      '--overflow <rule>',
+      `demonstrations longer than the context (default ${PD.overflow})`,
+    ).choices(['window', 'head', 'tail']),
   )
   .option(
     '--context-weight <x>',
-    'loss weight of prompt, user and tool-result tokens next to 1 for assistant tokens (default 0.1)',
+    `loss weight of prompt, user and tool-result tokens next to 1 for assistant tokens (default ${PD.contextWeight})`,
   )
-  .option('--vocab <n>', 'tokenizer vocabulary size (default 1024)')
-  .option('--context <n>', 'context length in tokens (default 1024)')
-  .option('--layers <n>', 'transformer layers (default 4)')
-  .option('--heads <n>', 'attention heads (default 4)')
-  .option('--width <n>', 'model width (default 128)')
+  .option('--vocab <n>', `tokenizer vocabulary size (default ${PM.vocabSize})`)
+  .option('--context <n>', `context length in tokens (default ${PM.contextLength})`)
+  .option('--layers <n>', `transformer layers (default ${PM.nLayer})`)
+  .option('--heads <n>', `attention heads (default ${PM.nHead})`)
+  .option('--width <n>', `model width (default ${PM.dModel})`)
   .option('--untied', 'separate input and output embeddings')
   .option('--workers <n>', 'gradient worker threads (default: 2, or 1 on a one-core machine)')
-  .option('--save-every <n>', 'checkpoint every n steps (default 50)')
+  .option('--save-every <n>', `checkpoint every n steps (default ${PD.saveEvery})`)
   .option('--quiet', 'no progress lines (training.log.jsonl has every step)')
   .action((flags: PretrainFlags) => runPretrainCommand(flags, (s) => console.log(s)));
 

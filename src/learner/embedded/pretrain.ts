@@ -155,20 +155,38 @@ export const OPTIMIZER_FILE = 'optimizer.bin';
 /** Settings that cannot work, or that conflict with the checkpoint already in the directory. */
 export class PretrainError extends Error {}
 
+/** What an option left out means (also what `seal pretrain --help` shows). */
+export const PRETRAIN_DEFAULTS = {
+  seed: 1,
+  tasks: 400,
+  steps: 1000,
+  saveEvery: 50,
+  cueShare: 0.35,
+  recoveryShare: 0.3,
+  batchSize: 8,
+  lr: 3e-3,
+  schedule: 'cosine',
+  warmup: 50,
+  maxGradNorm: 1,
+  overflow: 'window',
+  contextWeight: 0.1,
+} as const satisfies Omit<PretrainSettings, 'model'> & { steps: number; saveEvery: number };
+
 function settingsOf(o: PretrainOptions): PretrainSettings {
+  const d = PRETRAIN_DEFAULTS;
   return {
-    seed: o.seed ?? 1,
-    tasks: o.tasks ?? 400,
-    cueShare: o.cueShare ?? 0.35,
-    recoveryShare: o.recoveryShare ?? 0.3,
+    seed: o.seed ?? d.seed,
+    tasks: o.tasks ?? d.tasks,
+    cueShare: o.cueShare ?? d.cueShare,
+    recoveryShare: o.recoveryShare ?? d.recoveryShare,
     model: { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
-    batchSize: o.batchSize ?? 8,
-    lr: o.lr ?? 3e-3,
-    schedule: o.schedule ?? 'cosine',
-    warmup: o.warmup ?? 50,
-    maxGradNorm: o.maxGradNorm ?? 1,
-    overflow: o.overflow ?? 'window',
-    contextWeight: o.contextWeight ?? 0.1,
+    batchSize: o.batchSize ?? d.batchSize,
+    lr: o.lr ?? d.lr,
+    schedule: o.schedule ?? d.schedule,
+    warmup: o.warmup ?? d.warmup,
+    maxGradNorm: o.maxGradNorm ?? d.maxGradNorm,
+    overflow: o.overflow ?? d.overflow,
+    contextWeight: o.contextWeight ?? d.contextWeight,
   };
 }
 
@@ -309,8 +327,8 @@ function dropLogAfter(path: string, stepsDone: number): void {
 
 export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const settings = settingsOf(o);
-  const steps = o.steps ?? 1000;
-  const saveEvery = Math.max(1, o.saveEvery ?? 50);
+  const steps = o.steps ?? PRETRAIN_DEFAULTS.steps;
+  const saveEvery = Math.max(1, o.saveEvery ?? PRETRAIN_DEFAULTS.saveEvery);
   const log = o.log ?? (() => {});
   const command = o.command ?? pretrainCommand(settings, steps, o.outDir);
   mkdirSync(o.outDir, { recursive: true });
