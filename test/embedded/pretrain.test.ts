@@ -7,6 +7,7 @@ import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
 import { miniData, notInTestSplit } from '../../src/envs/mini/index.js';
 import {
   buildDemonstrations,
+  callValues,
   type Demonstration,
   demonstrationTasks,
 } from '../../src/learner/embedded/demonstrations.js';
@@ -45,6 +46,12 @@ function replay(d: Demonstration, episode: BfclEpisode): number {
     const decoded = pythonFormat.decode({ text: m.content, finishReason: 'stop', latencyMs: 0 });
     expect(decoded.kind).not.toBe('parse_error');
     if (decoded.kind === 'calls') {
+      // every value a call passes was in front of the policy when it wrote the call
+      const seen = msgs
+        .slice(0, i)
+        .map((x) => x.content)
+        .join('\n');
+      for (const c of decoded.calls) for (const v of callValues(c)) expect(seen).toContain(v);
       const out = episode.act(decoded.calls);
       const tool = msgs[i + 1]!;
       expect(tool.role).toBe('user');

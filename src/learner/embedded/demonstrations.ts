@@ -19,7 +19,7 @@ import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../e
 import { generateForTraining, miniData, mixSeed, Rng } from '../../envs/mini/index.js';
 import { EMBEDDED_TOOL_FORMAT, messageText } from '../../policy/embedded/policy.js';
 import type { ChatRole } from '../../policy/embedded/tokenizer.js';
-import type { Completion, Policy } from '../../policy/policy.js';
+import type { Completion, CompletionRequest, Policy } from '../../policy/policy.js';
 import {
   type ActiveGuideline,
   GUIDELINE_LABELS,
@@ -170,36 +170,37 @@ export async function renderDemonstration(
   const ti = o.cues
     ? { ctx: o.ctx ?? trainingContext('pretrain'), state: demoInterfaceState(rng) }
     : undefined;
-  // Plan the assistant's outputs turn by turn (the rng is drawn in turn order, so a seed always
-  // gives the same demonstration), then play them through the real rollout loop.
-  const plan: string[] = [];
+  // Plan the assistant's work turn by turn (the rng is drawn in turn order, so a seed always gives
+  // the same demonstration); the teacher then groups each turn's calls into steps as it plays.
+  const turns: TurnPlan[] = [];
   let recoveryPlanned = o.recovery;
-  let recovery: { step: number; call: number } | undefined;
   for (const gt of task.groundTruth) {
     if (gt.length === 0) {
-      plan.push(rng.pick(task.category === 'miss_param' ? ASK_PHRASES : NO_TOOL_PHRASES));
+      turns.push({
+        kind: 'answer',
+        text: rng.pick(task.category === 'miss_param' ? ASK_PHRASES : NO_TOOL_PHRASES),
+      });
       continue;
     }
-    let rest = gt;
+    let queue: QueuedCall[] = gt.map((call) => ({ call }));
     if (recoveryPlanned) {
       for (let k = 0; k < gt.length; k++) {
         const wrong = dropRequiredArgument(gt[k]!, data, rng);
         if (!wrong) continue;
-        recovery = { step: plan.length, call: k };
-        plan.push(`[${[...gt.slice(0, k), wrong].join(', ')}]`);
-        rest = gt.slice(k);
+        queue = [...queue.slice(0, k), { call: wrong, failing: true }, ...queue.slice(k)];
         recoveryPlanned = false;
         break;
       }
     }
-    plan.push(`[${rest.join(', ')}]`);
-    plan.push(rng.pick(DONE_PHRASES));
+    turns.push({ kind: 'calls', queue, done: rng.pick(DONE_PHRASES) });
   }
-  const { trajectory, messages } = await rolloutTranscript(task, data, new ScriptedTeacher(plan), {
+  const teacher = new ScriptedTeacher(turns);
+  const { trajectory, messages } = await rolloutTranscript(task, data, teacher, {
     format,
     ...(ti ? { trainingInterface: ti } : {}),
   });
   if (trajectory.reward !== 1) throw new Error(`demonstration of ${task.id} does not pass the verifier`);
+  const recovery = teacher.failingCall;
   if (recovery) {
     const steps = trajectory.turns.flatMap((t) => t.steps);
     if (!steps[recovery.step]?.calls[recovery.call]?.executionError) {
@@ -215,14 +216,74 @@ export async function renderDemonstration(
   };
 }
 
-/** A policy that says what the plan says, in order: the teacher behind a demonstration. */
+interface QueuedCall {
+  readonly call: string;
+  /** the recovery's call with a required argument dropped: it ends its step, the repair follows */
+  readonly failing?: boolean;
+}
+
+type TurnPlan =
+  | { readonly kind: 'answer'; readonly text: string }
+  | { readonly kind: 'calls'; readonly queue: readonly QueuedCall[]; readonly done: string };
+
+/**
+ * The literal values a call passes (string contents and numbers), for checking whether the
+ * dialogue so far has shown them.
+ */
+export function callValues(call: string): string[] {
+  const parts = splitCall(call);
+  if (!parts) return [];
+  const out: string[] = [];
+  for (const arg of parts.args) {
+    const value = arg.replace(/^[A-Za-z_][A-Za-z0-9_]*\s*=\s*/, '');
+    for (const m of value.matchAll(/'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(-?\d+(?:\.\d+)?)/g)) {
+      const v = m[1] ?? m[2] ?? m[3] ?? '';
+      out.push(m[3] !== undefined ? v.replace(/\.0+$/, '') : v);
+    }
+  }
+  return out.filter((v) => v !== '');
+}
+
+/**
+ * The teacher behind a demonstration. Within a turn it sends calls together only while every value
+ * they pass has already been shown in the dialogue; a call that needs a value only an earlier call
+ * of the same turn returns (a symbol, an id, a file's content) waits for the next step, when that
+ * result is in front of it. A demonstration therefore never writes a value it could not have read,
+ * which is the one thing a policy could not learn from it. After the calls, a short text answer
+ * closes the turn.
+ */
 class ScriptedTeacher implements Policy {
   readonly name = 'teacher';
-  private next = 0;
-  constructor(private readonly plan: readonly string[]) {}
-  async complete(): Promise<Completion> {
-    const text = this.plan[this.next++];
-    if (text === undefined) throw new Error('the demonstration plan ran out before the dialogue ended');
+  private turn = 0;
+  private sent = 0;
+  private steps = 0;
+  /** where the recovery's failing call went: flattened step index and position in the step */
+  failingCall: { step: number; call: number } | undefined;
+  constructor(private readonly turns: readonly TurnPlan[]) {}
+
+  async complete(req: CompletionRequest): Promise<Completion> {
+    const step = this.steps++;
+    const plan = this.turns[this.turn];
+    if (plan === undefined) throw new Error('the demonstration plan ran out before the dialogue ended');
+    if (plan.kind === 'answer' || this.sent >= plan.queue.length) {
+      this.turn++;
+      this.sent = 0;
+      return this.say(plan.kind === 'answer' ? plan.text : plan.done);
+    }
+    const seen = req.messages.map((m) => m.content ?? '').join('\n');
+    const group: string[] = [];
+    while (this.sent < plan.queue.length) {
+      const next = plan.queue[this.sent]!;
+      if (group.length > 0 && !callValues(next.call).every((v) => seen.includes(v))) break;
+      if (next.failing) this.failingCall = { step, call: group.length };
+      group.push(next.call);
+      this.sent++;
+      if (next.failing) break;
+    }
+    return this.say(`[${group.join(', ')}]`);
+  }
+
+  private say(text: string): Completion {
     return { text, finishReason: 'stop', latencyMs: 0 };
   }
 }
