@@ -164,6 +164,10 @@ program
   .option('--untied', 'separate input and output embeddings')
   .option('--workers <n>', 'gradient worker threads (default: 2, or 1 on a one-core machine)')
   .option('--save-every <n>', `checkpoint every n steps (default ${PD.saveEvery})`)
+  .option(
+    '--held-out <n>',
+    `demonstrations of unseen tasks scored at every checkpoint (loss, token accuracy); 0 for none (default ${PD.heldOut})`,
+  )
   .option('--quiet', 'no progress lines (training.log.jsonl has every step)')
   .action((flags: PretrainFlags) => runPretrainCommand(flags, (s) => console.log(s)));
 

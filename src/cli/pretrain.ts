@@ -27,6 +27,7 @@ export interface PretrainFlags {
   readonly untied?: boolean;
   readonly workers?: string;
   readonly saveEvery?: string;
+  readonly heldOut?: string;
   readonly quiet?: boolean;
 }
 
@@ -91,6 +92,7 @@ export function pretrainOptions(flags: PretrainFlags, log: (line: string) => voi
       recoveryShare: real('--recovery-share', flags.recoveryShare, 0, 1),
       contextWeight: real('--context-weight', flags.contextWeight, 0, 1),
       saveEvery: int('--save-every', flags.saveEvery),
+      heldOut: int('--held-out', flags.heldOut, 0),
     }),
     ...(flags.overflow ? { overflow: flags.overflow } : {}),
     ...(flags.schedule ? { schedule: flags.schedule } : {}),
@@ -103,10 +105,11 @@ export function pretrainOptions(flags: PretrainFlags, log: (line: string) => voi
 export async function runPretrainCommand(flags: PretrainFlags, print: (s: string) => void): Promise<void> {
   let last = 0;
   const opts = pretrainOptions(flags, (line) => {
-    // every step is in training.log.jsonl; the terminal gets a line every few seconds
+    // every step is in training.log.jsonl; the terminal gets a line every few seconds, and every
+    // checkpoint's held-out score
     const now = Date.now();
     if (flags.quiet) return;
-    if (!line.startsWith('step ') || now - last > 5000) {
+    if (!line.startsWith('step ') || line.includes('held-out') || now - last > 5000) {
       last = now;
       print(line);
     }

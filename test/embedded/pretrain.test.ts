@@ -147,6 +147,7 @@ describe('pretrain', () => {
       lr: 1e-2,
       schedule: 'constant' as const,
       saveEvery: 10,
+      heldOut: 4,
       overflow: 'tail' as const,
       outDir,
     };
@@ -162,6 +163,16 @@ describe('pretrain', () => {
     expect(r.config.data.sequences).toBeGreaterThan(0);
     const lines = readFileSync(join(outDir, LOG_FILE), 'utf8').trim().split('\n');
     expect(lines).toHaveLength(24);
+    // each checkpoint scores the model on demonstrations of tasks it does not train on
+    const scored = r.history.filter((h) => h.heldOut);
+    expect(scored.map((h) => h.step)).toEqual([10, 20, 24]);
+    expect(JSON.parse(lines[9]!).heldOut).toEqual(scored[0]!.heldOut);
+    for (const h of scored) {
+      expect(h.heldOut!.tokens).toBeGreaterThan(0);
+      expect(h.heldOut!.accuracy).toBeGreaterThanOrEqual(0);
+      expect(h.heldOut!.accuracy).toBeLessThanOrEqual(1);
+    }
+    expect(scored[2]!.heldOut!.loss).toBeLessThan(scored[0]!.heldOut!.loss);
 
     const loaded = loadPretrained(outDir);
     expect(loaded.tokenizer.toJSON()).toEqual(r.tokenizer.toJSON());
@@ -195,6 +206,7 @@ describe('pretrain', () => {
       lr: 1e-2,
       warmup: 2,
       overflow: 'tail' as const,
+      heldOut: 0,
     };
     const straight = await pretrain({ ...opts, steps: 6, outDir: tempDir() });
     const half = tempDir();
@@ -224,7 +236,16 @@ describe('pretrain', () => {
 
   it('a corrupted model.bin fails to load with a clear error', async () => {
     const outDir = tempDir();
-    await pretrain({ seed: 4, tasks: 4, config: tiny, steps: 1, batchSize: 1, overflow: 'tail', outDir });
+    await pretrain({
+      seed: 4,
+      tasks: 4,
+      config: tiny,
+      steps: 1,
+      batchSize: 1,
+      overflow: 'tail',
+      heldOut: 0,
+      outDir,
+    });
     const path = join(outDir, MODEL_FILE);
     const bytes = new Uint8Array(readFileSync(path));
     bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;

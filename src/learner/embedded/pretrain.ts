@@ -9,11 +9,13 @@
  * - `tokenizer.json`;
  * - `config.json`: every setting needed to rebuild (seed, tasks, shares, model config, steps,
  *   batch size, learning rate), the command, the steps done and the model file's sha256;
- * - `training.log.jsonl`: one line per step.
+ * - `optimizer.bin`: Adam's moments, for an exact resume (not needed to use the checkpoint);
+ * - `training.log.jsonl`: one line per step; a checkpoint's line also scores the model on held-out
+ *   demonstrations (teacher-forced loss and greedy token accuracy on the assistant's tokens).
  *
  * Resume: when `outDir` already holds a checkpoint made with the same settings, training continues
- * from its step count (batches are drawn from (seed, step), so a resumed run sees the same batches;
- * the Adam moments are not saved and restart from zero). Different settings are an error.
+ * from its step count (batches are drawn from (seed, step), so a resumed run sees the same batches).
+ * Different settings are an error.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +35,7 @@ import { trainingWindows } from '../../policy/embedded/window.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { warmupCosine } from './optim.js';
 import { sharedModel } from './parallel.js';
-import { type SupervisedSequence, SupervisedTrainer } from './supervised.js';
+import { type HeldOutScore, heldOutScore, type SupervisedSequence, SupervisedTrainer } from './supervised.js';
 
 export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
   vocabSize: 1024,
@@ -78,6 +80,11 @@ export interface PretrainOptions {
   readonly outDir: string;
   /** checkpoint every this many steps (and at the end); default 50 */
   readonly saveEvery?: number;
+  /**
+   * demonstrations of other generated tasks the model is scored on at each checkpoint (not
+   * trained on; not a setting, so it can change on resume); default 32, 0 for none
+   */
+  readonly heldOut?: number;
   /** the command line that rebuilds this checkpoint, recorded in config.json */
   readonly command?: string;
   readonly log?: (line: string) => void;
@@ -137,6 +144,8 @@ export interface StepLog {
   readonly gradNorm: number;
   readonly lr: number;
   readonly ms: number;
+  /** at checkpoints: the fit on held-out demonstrations after this step */
+  readonly heldOut?: HeldOutScore;
 }
 
 export interface PretrainResult {
@@ -161,6 +170,7 @@ export const PRETRAIN_DEFAULTS = {
   tasks: 400,
   steps: 1000,
   saveEvery: 50,
+  heldOut: 32,
   cueShare: 0.35,
   recoveryShare: 0.3,
   batchSize: 8,
@@ -170,7 +180,7 @@ export const PRETRAIN_DEFAULTS = {
   maxGradNorm: 1,
   overflow: 'window',
   contextWeight: 0.1,
-} as const satisfies Omit<PretrainSettings, 'model'> & { steps: number; saveEvery: number };
+} as const satisfies Omit<PretrainSettings, 'model'> & { steps: number; saveEvery: number; heldOut: number };
 
 function settingsOf(o: PretrainOptions): PretrainSettings {
   const d = PRETRAIN_DEFAULTS;
@@ -340,6 +350,13 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     recoveryShare: settings.recoveryShare,
   });
 
+  const heldOutDemos = await buildDemonstrations({
+    seed: mixSeed(settings.seed, 0x4e1d),
+    tasks: Math.max(0, o.heldOut ?? PRETRAIN_DEFAULTS.heldOut),
+    cueShare: settings.cueShare,
+    recoveryShare: settings.recoveryShare,
+  });
+
   let model: Gpt;
   let tokenizer: Tokenizer;
   let stepsDone = 0;
@@ -381,6 +398,12 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     throw new PretrainError(
       `no demonstration has an assistant token within the context of ${settings.model.contextLength} tokens; raise --context`,
     );
+  const heldOut = demonstrationSequences(
+    tokenizer,
+    heldOutDemos,
+    settings.model.contextLength,
+    settings.overflow,
+  ).sequences;
   const data: DataStats = {
     demonstrations: demos.length,
     cues: demos.filter((d) => d.cues).length,
@@ -443,20 +466,28 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       const t0 = performance.now();
       const r = await trainer.stepAsync(batch);
       stepsDone++;
+      const ms = Math.round(performance.now() - t0);
+      const checkpoint = stepsDone % saveEvery === 0 || stepsDone === steps;
+      const score = checkpoint && heldOut.length > 0 ? heldOutScore(model, heldOut) : undefined;
       const entry: StepLog = {
         step: stepsDone,
         loss: r.loss,
         tokens: r.tokens,
         gradNorm: r.gradNorm,
         lr,
-        ms: Math.round(performance.now() - t0),
+        ms,
+        ...(score ? { heldOut: score } : {}),
       };
       history.push(entry);
       appendFileSync(join(o.outDir, LOG_FILE), `${JSON.stringify(entry)}\n`);
       log(
-        `step ${stepsDone}/${steps} loss ${r.loss.toFixed(4)} tokens ${r.tokens} grad ${r.gradNorm.toFixed(3)}`,
+        `step ${stepsDone}/${steps} loss ${r.loss.toFixed(4)} tokens ${r.tokens} grad ${r.gradNorm.toFixed(3)}${
+          score
+            ? ` | held-out loss ${score.loss.toFixed(4)}, ${(100 * score.accuracy).toFixed(1)}% of assistant tokens`
+            : ''
+        }`,
       );
-      if (stepsDone % saveEvery === 0 || stepsDone === steps) config = save();
+      if (checkpoint) config = save();
     }
   } finally {
     await trainer.close();

@@ -79,6 +79,37 @@ export function crossEntropyLossAndGrad(
   return { loss: r.lossSum / w, tokens: r.tokens };
 }
 
+/** Teacher-forced fit of a model on sequences it is not trained on. */
+export interface HeldOutScore {
+  /** mean negative log-likelihood of the target tokens */
+  readonly loss: number;
+  /** share of target tokens that are the model's most likely next token (what greedy decoding writes) */
+  readonly accuracy: number;
+  readonly tokens: number;
+}
+
+/** Scores the targets (mask > 0, each counted once whatever its weight) of `sequences`. */
+export function heldOutScore(model: Gpt, sequences: readonly SupervisedSequence[]): HeldOutScore {
+  const V = model.config.vocabSize;
+  let loss = 0;
+  let hits = 0;
+  let n = 0;
+  for (const s of sequences) {
+    const { logits } = model.forward(s.tokens);
+    for (let t = 1; t < s.tokens.length; t++) {
+      if ((s.lossMask?.[t] ?? 1) <= 0) continue;
+      const y = s.tokens[t]!;
+      loss -= tokenLogprob(logits, V, t - 1, y);
+      const row = (t - 1) * V;
+      let best = 0;
+      for (let j = 1; j < V; j++) if (logits[row + j]! > logits[row + best]!) best = j;
+      if (best === y) hits++;
+      n++;
+    }
+  }
+  return { loss: n > 0 ? loss / n : 0, accuracy: n > 0 ? hits / n : 0, tokens: n };
+}
+
 export interface SupervisedOptions extends AdamOptions {
   /** global gradient-norm clip; default 1 */
   readonly maxGradNorm?: number;
