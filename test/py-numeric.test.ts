@@ -157,6 +157,34 @@ describe('py/ops arithmetic', () => {
     expect(py(() => add('a', 1n))).toBe('TypeError: can only concatenate str (not "int") to str');
     expect(py(() => add([1n], [2n]))).toBe('[1, 2]');
     expect(py(() => mul('ab', 2n))).toBe("'abab'");
+    // repetition works from either side, for str, list and tuple; the count must be an int
+    expect(py(() => mul(3n, [1n, 2n]))).toBe('[1, 2, 1, 2, 1, 2]');
+    expect(py(() => mul(2n, 'ab'))).toBe("'abab'");
+    expect(py(() => mul(2n, new PyTuple([1n])))).toBe('(1, 1)');
+    expect(py(() => mul(new PyTuple([1n, 2n]), 2n))).toBe('(1, 2, 1, 2)');
+    expect(py(() => mul(true, [0n]))).toBe('[0]');
+    expect(py(() => mul([1n], -1n))).toBe('[]');
+    expect(py(() => mul([1n], 10n ** 20n))).toBe(
+      "OverflowError: cannot fit 'int' into an index-sized integer",
+    );
+    expect(py(() => mul(2.0, [1n]))).toBe("TypeError: can't multiply sequence by non-int of type 'float'");
+    expect(py(() => mul([1n], [1n]))).toBe("TypeError: can't multiply sequence by non-int of type 'list'");
+    expect(py(() => mul('a', 'b'))).toBe("TypeError: can't multiply sequence by non-int of type 'str'");
+  });
+
+  it('float // and % follow the divmod of CPython (exact remainder, signed zeros)', () => {
+    // CPython 3.11.7: 1//0.1, -1//0.1, 0.0//-3, -0.0//3, 5.0%-5, -5.0%5, -0.0%5, 1%0.1, -7.5//2, 7.5//-2, 1e308//1e-308
+    expect(py(() => floordiv(1n, 0.1))).toBe('9.0');
+    expect(py(() => floordiv(-1n, 0.1))).toBe('-10.0');
+    expect(py(() => floordiv(0.0, -3n))).toBe('-0.0');
+    expect(py(() => floordiv(-0.0, 3n))).toBe('-0.0');
+    expect(py(() => mod(5.0, -5n))).toBe('-0.0');
+    expect(py(() => mod(-5.0, 5n))).toBe('0.0');
+    expect(py(() => mod(-0.0, 5n))).toBe('0.0');
+    expect(py(() => mod(1n, 0.1))).toBe('0.09999999999999995');
+    expect(py(() => floordiv(-7.5, 2n))).toBe('-4.0');
+    expect(py(() => floordiv(7.5, -2n))).toBe('-4.0');
+    expect(py(() => floordiv(1e308, 1e-308))).toBe('inf');
   });
 
   it('sum, min and max', () => {

@@ -110,18 +110,55 @@ export function mul(a: PyValue, b: PyValue): PyValue {
     const [x, y] = n;
     return typeof x === 'bigint' && typeof y === 'bigint' ? x * y : floatOperand(x) * floatOperand(y);
   }
-  const count = (v: PyValue) =>
-    typeof v === 'bigint' || typeof v === 'boolean' ? Number(asNumber(v)) : undefined;
-  if (typeof a === 'string' && count(b) !== undefined) return a.repeat(Math.max(0, count(b)!));
-  if (typeof b === 'string' && count(a) !== undefined) return b.repeat(Math.max(0, count(a)!));
-  if (Array.isArray(a) && count(b) !== undefined)
-    return Array.from({ length: Math.max(0, count(b)!) }, () => a).flat();
-  if (typeof a === 'string' || typeof b === 'string' || Array.isArray(a) || Array.isArray(b)) {
-    const seq = typeof a === 'string' || Array.isArray(a) ? a : b;
-    const other = seq === a ? b : a;
-    throw TypeError_(`can't multiply sequence by non-int of type '${typeName(other)}'`);
+  const sequence = (v: PyValue) => typeof v === 'string' || Array.isArray(v) || v instanceof PyTuple;
+  if (sequence(a) || sequence(b)) {
+    const [seq, other] = sequence(a) ? [a, b] : [b, a];
+    if (typeof other !== 'bigint' && typeof other !== 'boolean')
+      throw TypeError_(`can't multiply sequence by non-int of type '${typeName(other)}'`);
+    return repeatSequence(seq as string | PyValue[] | PyTuple, asNumber(other) as bigint | boolean);
   }
   throw binaryTypeError('*', a, b);
+}
+
+/** `seq * n` for str, list and tuple (n <= 0 gives an empty one) */
+function repeatSequence(seq: string | PyValue[] | PyTuple, n: bigint | boolean | number): PyValue {
+  const count = BigInt(n);
+  if (count > 2n ** 63n - 1n || count < -(2n ** 63n))
+    throw new PyException('OverflowError', "cannot fit 'int' into an index-sized integer");
+  const times = count > 0n ? Number(count) : 0;
+  const length = typeof seq === 'string' ? seq.length : Array.isArray(seq) ? seq.length : seq.items.length;
+  // CPython would try to allocate it; past what this process can hold it fails the same way
+  if (length * times > 2 ** 28) throw new PyException('MemoryError', '');
+  if (typeof seq === 'string') return seq.repeat(times);
+  const items = Array.isArray(seq) ? seq : seq.items;
+  const out = Array.from({ length: times }, () => items).flat();
+  return Array.isArray(seq) ? out : new PyTuple(out);
+}
+
+/**
+ * CPython's float divmod: the remainder from C fmod (exact), moved to the divisor's sign; the
+ * quotient from the exact difference, rounded to the nearest whole number when floor() is off by
+ * one ulp. So `1 // 0.1` is 9.0 (not floor(1 / 0.1) = 10), and zeros keep Python's signs.
+ */
+function floatDivmod(x: number, y: number): [number, number] {
+  let m = x % y; // JS `%` on doubles is C fmod
+  let div = (x - m) / y;
+  if (m !== 0) {
+    if (y < 0 !== m < 0) {
+      m += y;
+      div -= 1;
+    }
+  } else {
+    m = y < 0 ? -0 : 0;
+  }
+  let q: number;
+  if (div !== 0) {
+    q = Math.floor(div);
+    if (div - q > 0.5) q += 1;
+  } else {
+    q = x / y < 0 || Object.is(x / y, -0) ? -0 : 0;
+  }
+  return [q, m];
 }
 
 /**
@@ -158,7 +195,7 @@ export function floordiv(a: PyValue, b: PyValue): PyValue {
   const fx = floatOperand(x);
   const fy = floatOperand(y);
   if (fy === 0) throw ZeroDivisionError_('float floor division by zero');
-  return Math.floor(fx / fy);
+  return floatDivmod(fx, fy)[0];
 }
 
 /** `a % b` (result has the sign of b) */
@@ -174,8 +211,7 @@ export function mod(a: PyValue, b: PyValue): PyValue {
   const fx = floatOperand(x);
   const fy = floatOperand(y);
   if (fy === 0) throw ZeroDivisionError_('float modulo');
-  const r = fx % fy;
-  return r !== 0 && r < 0 !== fy < 0 ? r + fy : r;
+  return floatDivmod(fx, fy)[1];
 }
 
 /**
