@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GrpoLearner, type GrpoSequence, grpoLossAndGrad } from '../../src/learner/embedded/grpo.js';
 import { GradientPool, sharedModel, splitByTokens } from '../../src/learner/embedded/parallel.js';
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
 import {
@@ -9,7 +10,13 @@ import {
   type SupervisedSequence,
   SupervisedTrainer,
 } from '../../src/learner/embedded/supervised.js';
-import { type Arr, type DType, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import {
+  type Arr,
+  type DType,
+  Gpt,
+  type GptConfig,
+  sequenceLogprobs,
+} from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 
 const config: GptConfig = {
@@ -190,6 +197,80 @@ describe('SupervisedTrainer with workers', () => {
     expect(await b.stepAsync(batch)).toEqual(a.step(batch));
     expect(Buffer.from(b.model.params.buffer).equals(Buffer.from(a.model.params.buffer))).toBe(true);
     await b.close();
+  });
+});
+
+/** GRPO sequences over `makeBatch`: sampler logprobs off the model's by up to ±0.4 (so some ratios clip) */
+function makeGrpoBatch(model: Gpt, seed: number, size = 6): GrpoSequence[] {
+  const rng = new Rng(seed);
+  return makeBatch(seed, size).map((s, i) => {
+    const lp = sequenceLogprobs(model.forward(s.tokens).logits, model.config.vocabSize, s.tokens);
+    return {
+      tokens: s.tokens,
+      lossMask: s.tokens.map((_, t) => (t >= 2 ? 1 : 0)),
+      oldLogprobs: Array.from(lp, (x) => x + ((rng.nextU32() % 801) - 400) / 1000),
+      advantage: i % 3 === 0 ? -0.7 : 1.1,
+    };
+  });
+}
+
+describe('GRPO on the pool', () => {
+  for (const dtype of ['float64', 'float32'] as DType[]) {
+    it(`gives the in-process statistics and gradient with 2 workers (${dtype})`, async () => {
+      const model = sharedModel(Gpt.init(config, 21, dtype));
+      const reference = sharedModel(Gpt.init(config, 22, dtype));
+      const batch = makeGrpoBatch(model, 3);
+      const opts = { klCoef: 0.05, clipEps: 0.2, microBatchSize: 2 };
+      const grads = model.zerosLike();
+      const local = grpoLossAndGrad(model, reference, batch, opts, grads);
+      expect(local.clipFrac).toBeGreaterThan(0);
+      expect(local.kl).toBeGreaterThan(0);
+      const pool = await GradientPool.start(model.config, model.params, {
+        workers: 2,
+        reference: reference.params,
+      });
+      pools.push(pool);
+      const r = await pool.grpo(batch, opts);
+      expect(r.tokens).toBe(local.tokens);
+      expect(r.clipFrac).toBe(local.clipFrac);
+      const tol = dtype === 'float64' ? 1e-12 : 1e-5;
+      for (const k of ['loss', 'pgLoss', 'kl', 'meanRatio'] as const)
+        expect(Math.abs(r[k] - local[k])).toBeLessThan(tol * Math.max(1, Math.abs(local[k])));
+      expect(relativeError(grads, pool.grads)).toBeLessThan(tol);
+      // without a reference in the pool the KL term cannot be computed
+      const bare = await startPool(model);
+      await expect(bare.grpo(batch, opts)).rejects.toThrow(/no reference model and no refLogprobs/);
+    });
+  }
+
+  it('GrpoLearner with 2 workers tracks the in-process learner and raises rewarded logprobs', async () => {
+    const init = Gpt.init(config, 23);
+    const batch = makeGrpoBatch(init, 4, 8);
+    const opts = { lr: 5e-3, klCoef: 0.01 };
+    const local = new GrpoLearner(init.clone(), init.clone(), opts);
+    const parallel = new GrpoLearner(sharedModel(init), init.clone(), { ...opts, workers: 2 });
+    const logprobOfRewarded = (m: Gpt) =>
+      batch
+        .filter((s) => s.advantage > 0)
+        .reduce((sum, s) => {
+          const lp = sequenceLogprobs(m.forward(s.tokens).logits, m.config.vocabSize, s.tokens);
+          return sum + lp.reduce((a, x, t) => a + (s.lossMask[t]! > 0 ? x : 0), 0);
+        }, 0);
+    const before = logprobOfRewarded(parallel.model);
+    try {
+      for (let i = 0; i < 4; i++) {
+        const a = local.update(batch);
+        const b = await parallel.updateAsync(batch);
+        expect(b.tokens).toBe(a.tokens);
+        expect(Math.abs(a.loss - b.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(a.loss)));
+      }
+      expect(relativeError(local.model.params, parallel.model.params)).toBeLessThan(1e-4);
+      expect(logprobOfRewarded(parallel.model)).toBeGreaterThan(before);
+      await expect(async () => parallel.update(batch)).rejects.toThrow(/updateAsync/);
+    } finally {
+      await parallel.close();
+      await parallel.close();
+    }
   });
 });
 

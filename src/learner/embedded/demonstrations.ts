@@ -5,6 +5,8 @@
  * to the policy (system prompt with the tool docs, user turns, the reveal message on the miss_func
  * turn, assistant call lists `[f(a=1)]`, the tool results as the executor really returned them,
  * a short text answer closing each turn, abstentions on turns whose ground truth is empty).
+ * A call that needs a value only an earlier call's result shows is made in a later step, after
+ * that result (see `ScriptedTeacher`).
  *
  * Variety: a share of demonstrations is rendered through the training interface (schema marks,
  * instruction and affordance lines, guidelines, repair hints on failed results), and a share

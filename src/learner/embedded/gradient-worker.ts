@@ -1,9 +1,11 @@
 /**
  * Entry of a gradient worker thread (started by parallel.ts): a model on the shared weights and a
- * gradient buffer of its own; each request overwrites that buffer with the gradient of its share.
+ * gradient buffer of its own (and GRPO's frozen reference, when given); each request overwrites that
+ * buffer with the gradient of its share.
  */
 import { type Arr, Gpt } from '../../policy/embedded/model.js';
 import { serveRequests } from '../../util/thread-pool.js';
+import { grpoSumsAndGrad } from './grpo.js';
 import type { GradientReply, GradientRequest, GradientWorkerData, SharedView } from './parallel.js';
 import { crossEntropySumAndGrad } from './supervised.js';
 
@@ -17,12 +19,23 @@ serveRequests(
     // a model that copied the weights would silently train on stale ones
     if (model.params.buffer !== data.params.buffer)
       throw new Error('the model does not use the shared weights');
-    return { model, grads: open(data.grads) };
+    const reference = data.reference ? new Gpt(data.config, open(data.reference), data.dtype) : null;
+    return { model, reference, grads: open(data.grads) };
   },
-  ({ model, grads }, req: GradientRequest): GradientReply => {
-    if (req.kind !== 'supervised') throw new Error(`unknown request kind ${String(req.kind)}`);
+  ({ model, reference, grads }, req: GradientRequest): GradientReply => {
     grads.fill(0);
-    const r = crossEntropySumAndGrad(model, req.sequences, grads, req.denominator);
-    return { lossSum: r.lossSum, tokens: r.tokens };
+    switch (req.kind) {
+      case 'supervised': {
+        const r = crossEntropySumAndGrad(model, req.sequences, grads, req.denominator);
+        return { kind: 'supervised', lossSum: r.lossSum, tokens: r.tokens };
+      }
+      case 'grpo':
+        return {
+          kind: 'grpo',
+          sums: grpoSumsAndGrad(model, reference, req.sequences, req.opts, grads, req.denominator),
+        };
+      default:
+        throw new Error(`unknown request kind ${String((req as { kind: unknown }).kind)}`);
+    }
   },
 );

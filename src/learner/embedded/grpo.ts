@@ -10,6 +10,7 @@
  */
 import { addLogprobGrad, allocate, type Gpt, sequenceLogprobs } from '../../policy/embedded/model.js';
 import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
+import { LazyGradientPool } from './parallel.js';
 
 export interface GrpoSequence {
   /** prompt and completion token ids (the whole context the model saw) */
@@ -33,7 +34,15 @@ export interface GrpoOptions extends AdamOptions {
   readonly maxGradNorm?: number;
   /** sequences whose activations are alive at once; default 1 */
   readonly microBatchSize?: number;
+  /**
+   * Worker threads computing each update's gradient (data parallel, see parallel.ts); default 1,
+   * in process. With more, use `updateAsync` and `close`; results differ by float rounding only.
+   */
+  readonly workers?: number;
 }
+
+/** what shapes the loss (the rest of `GrpoOptions` is the optimiser's and the threads') */
+export type GrpoLossOptions = Pick<GrpoOptions, 'clipEps' | 'klCoef' | 'microBatchSize'>;
 
 export interface GrpoStats {
   /** token-mean total loss (surrogate + klCoef * kl) before the step */
@@ -50,21 +59,17 @@ export interface GrpoStats {
   readonly tokens: number;
 }
 
-/**
- * The GRPO loss of `batch` under `model`; when `grads` is given, ADDS the gradient into it.
- * `reference` may be null when every sequence carries refLogprobs or klCoef is 0.
- */
-export function grpoLossAndGrad(
-  model: Gpt,
-  reference: Gpt | null,
-  batch: readonly GrpoSequence[],
-  opts: Pick<GrpoOptions, 'clipEps' | 'klCoef' | 'microBatchSize'>,
-  grads: Float32Array | Float64Array | null,
-): Omit<GrpoStats, 'gradNorm'> {
-  const eps = opts.clipEps ?? 0.2;
-  const beta = opts.klCoef ?? 0.001;
-  const micro = Math.max(1, Math.floor(opts.microBatchSize ?? 1));
-  const V = model.config.vocabSize;
+/** The summed parts of a batch's GRPO loss; divided by `tokens` they are the token means. */
+export interface GrpoSums {
+  readonly pgSum: number;
+  readonly klSum: number;
+  readonly clipped: number;
+  readonly ratioSum: number;
+  readonly tokens: number;
+}
+
+/** Checks a batch's shapes and counts its loss tokens (the token-mean denominator). */
+export function grpoTargets(batch: readonly GrpoSequence[]): number {
   let n = 0;
   for (const s of batch) {
     if (s.lossMask.length !== s.tokens.length || s.oldLogprobs.length !== s.tokens.length) {
@@ -74,7 +79,27 @@ export function grpoLossAndGrad(
       throw new Error('GRPO: the first token cannot carry loss (nothing predicts it)');
     for (let t = 1; t < s.tokens.length; t++) if (s.lossMask[t]! > 0) n++;
   }
-  if (n === 0) return { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+  return n;
+}
+
+/**
+ * The summed GRPO loss parts of `batch`; when `grads` is given, ADDS the gradient of (summed loss
+ * / `denominator`) into it. With the whole batch's token count as the denominator, a part of a
+ * batch (one gradient worker's share) contributes exactly its share of the token-mean loss.
+ */
+export function grpoSumsAndGrad(
+  model: Gpt,
+  reference: Gpt | null,
+  batch: readonly GrpoSequence[],
+  opts: GrpoLossOptions,
+  grads: Float32Array | Float64Array | null,
+  denominator: number,
+): GrpoSums {
+  const eps = opts.clipEps ?? 0.2;
+  const beta = opts.klCoef ?? 0.001;
+  const micro = Math.max(1, Math.floor(opts.microBatchSize ?? 1));
+  const V = model.config.vocabSize;
+  let n = 0;
   let pgSum = 0;
   let klSum = 0;
   let clipped = 0;
@@ -94,6 +119,7 @@ export function grpoLossAndGrad(
       const A = s.advantage;
       for (let t = 1; t < s.tokens.length; t++) {
         if (s.lossMask[t]! <= 0) continue;
+        n++;
         const logp = lp[t]!;
         const ratio = Math.exp(logp - s.oldLogprobs[t]!);
         const cr = Math.min(Math.max(ratio, 1 - eps), 1 + eps);
@@ -114,20 +140,52 @@ export function grpoLossAndGrad(
           klSum += e - d - 1;
           dlp += beta * (1 - e);
         }
-        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, t - 1, s.tokens[t]!, dlp / n);
+        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, t - 1, s.tokens[t]!, dlp / denominator);
       }
       if (grads && dlogits) model.backward(cache, dlogits, grads);
     }
   }
-  const pgLoss = pgSum / n;
-  const kl = klSum / n;
-  return { loss: pgLoss + beta * kl, pgLoss, kl, clipFrac: clipped / n, meanRatio: ratioSum / n, tokens: n };
+  return { pgSum, klSum, clipped, ratioSum, tokens: n };
+}
+
+/** The token-mean statistics of summed parts. */
+export function grpoStats(sums: GrpoSums, klCoef = 0.001): Omit<GrpoStats, 'gradNorm'> {
+  const n = sums.tokens;
+  if (n === 0) return { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+  const pgLoss = sums.pgSum / n;
+  const kl = sums.klSum / n;
+  return {
+    loss: pgLoss + klCoef * kl,
+    pgLoss,
+    kl,
+    clipFrac: sums.clipped / n,
+    meanRatio: sums.ratioSum / n,
+    tokens: n,
+  };
+}
+
+/**
+ * The GRPO loss of `batch` under `model`; when `grads` is given, ADDS the gradient into it.
+ * `reference` may be null when every sequence carries refLogprobs or klCoef is 0.
+ */
+export function grpoLossAndGrad(
+  model: Gpt,
+  reference: Gpt | null,
+  batch: readonly GrpoSequence[],
+  opts: GrpoLossOptions,
+  grads: Float32Array | Float64Array | null,
+): Omit<GrpoStats, 'gradNorm'> {
+  const n = grpoTargets(batch);
+  if (n === 0) return grpoStats({ pgSum: 0, klSum: 0, clipped: 0, ratioSum: 0, tokens: 0 });
+  return grpoStats(grpoSumsAndGrad(model, reference, batch, opts, grads, n), opts.klCoef);
 }
 
 /** the learner: owns the Adam state and a gradient buffer of the trained model */
 export class GrpoLearner {
   readonly optimizer: Adam;
   private readonly grads;
+  readonly workers: number;
+  private readonly pool: LazyGradientPool;
 
   constructor(
     readonly model: Gpt,
@@ -136,17 +194,39 @@ export class GrpoLearner {
   ) {
     if (reference && reference.numParams !== model.numParams)
       throw new Error('GRPO: reference has another shape');
+    this.workers = Math.max(1, Math.floor(opts.workers ?? 1));
     this.optimizer = new Adam(model.numParams, opts);
     this.grads = model.zerosLike();
+    this.pool = new LazyGradientPool(model, this.workers, reference);
   }
 
-  /** one optimiser step on `batch` (a PPO mini-batch); returns the stats before the step */
+  /** one optimiser step on `batch` (a PPO mini-batch, in process); returns the stats before the step */
   update(batch: readonly GrpoSequence[]): GrpoStats {
+    if (this.workers > 1) throw new Error('GrpoLearner: with workers > 1, call updateAsync');
     this.grads.fill(0);
     const s = grpoLossAndGrad(this.model, this.reference, batch, this.opts, this.grads);
     const gradNorm = clipGradNorm(this.grads, this.opts.maxGradNorm ?? 1);
     if (s.tokens > 0) this.optimizer.step(this.model.params, this.grads);
     return { ...s, gradNorm };
+  }
+
+  /**
+   * `update` for any worker count: with one worker exactly `update`; with more, the gradient comes
+   * from the worker pool (started on the first call; the reference is copied to shared memory once,
+   * it never changes) and Adam updates the weights here, in place.
+   */
+  async updateAsync(batch: readonly GrpoSequence[]): Promise<GrpoStats> {
+    if (this.workers === 1) return this.update(batch);
+    const pool = await this.pool.ready();
+    const s = await pool.grpo(batch, this.opts);
+    const gradNorm = clipGradNorm(pool.grads, this.opts.maxGradNorm ?? 1);
+    if (s.tokens > 0) this.optimizer.step(this.model.params, pool.grads);
+    return { ...s, gradNorm };
+  }
+
+  /** stops the gradient workers, if any; idempotent */
+  close(): Promise<void> {
+    return this.pool.close();
   }
 
   /** the trained weights in the checkpoint format (`Gpt.serialize`; the Adam state is not included) */

@@ -14,6 +14,14 @@
  */
 import { type Arr, allocate, type DType, Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { ThreadPool } from '../../util/thread-pool.js';
+import {
+  type GrpoLossOptions,
+  type GrpoSequence,
+  type GrpoStats,
+  type GrpoSums,
+  grpoStats,
+  grpoTargets,
+} from './grpo.js';
 import { countTargets, type SupervisedSequence, targetWeight } from './supervised.js';
 
 /** what a worker is started with (worker_threads `workerData`) */
@@ -22,6 +30,8 @@ export interface GradientWorkerData {
   readonly dtype: DType;
   readonly params: SharedView;
   readonly grads: SharedView;
+  /** the frozen reference of GRPO's KL term, when the pool has one */
+  readonly reference?: SharedView;
 }
 
 export interface SharedView {
@@ -30,17 +40,24 @@ export interface SharedView {
   readonly length: number;
 }
 
-export type GradientRequest = {
-  readonly kind: 'supervised';
-  readonly sequences: readonly SupervisedSequence[];
-  /** the whole batch's summed target weight */
-  readonly denominator: number;
-};
+export type GradientRequest =
+  | {
+      readonly kind: 'supervised';
+      readonly sequences: readonly SupervisedSequence[];
+      /** the whole batch's summed target weight */
+      readonly denominator: number;
+    }
+  | {
+      readonly kind: 'grpo';
+      readonly sequences: readonly GrpoSequence[];
+      /** the whole batch's loss-token count */
+      readonly denominator: number;
+      readonly opts: GrpoLossOptions;
+    };
 
-export interface GradientReply {
-  readonly lossSum: number;
-  readonly tokens: number;
-}
+export type GradientReply =
+  | { readonly kind: 'supervised'; readonly lossSum: number; readonly tokens: number }
+  | { readonly kind: 'grpo'; readonly sums: GrpoSums };
 
 export const isShared = (a: Arr): boolean => a.buffer instanceof SharedArrayBuffer;
 
@@ -87,10 +104,12 @@ const view = (a: Arr): SharedView => ({
 export interface GradientPoolOptions {
   /** worker threads; default 2 */
   readonly workers?: number;
+  /** GRPO's frozen reference weights (shared memory, the same layout), for the KL term */
+  readonly reference?: Arr;
 }
 
 export class GradientPool {
-  /** the batch gradient after `supervised` (the sum of the workers' buffers) */
+  /** the batch gradient after `supervised` or `grpo` (the sum of the workers' buffers) */
   readonly grads: Arr;
   private busy = false;
 
@@ -114,10 +133,23 @@ export class GradientPool {
     if (!isShared(params)) throw new Error('GradientPool: params must be a view on a SharedArrayBuffer');
     const dtype: DType = params instanceof Float64Array ? 'float64' : 'float32';
     const size = new Gpt(config, params, dtype).numParams; // validates config and size without copying
+    const reference = opts.reference;
+    if (reference) {
+      if (!isShared(reference))
+        throw new Error('GradientPool: the reference must be a view on a SharedArrayBuffer');
+      if (reference.length !== size || reference instanceof Float64Array !== (dtype === 'float64'))
+        throw new Error('GradientPool: the reference has another shape or element type');
+    }
     const grads = Array.from({ length: n }, () => sharedArray(dtype, size));
     const threads = await ThreadPool.start<GradientRequest, GradientReply, undefined, GradientWorkerData>({
       entry: new URL('./gradient-worker.js', import.meta.url),
-      workerData: grads.map((g) => ({ config, dtype, params: view(params), grads: view(g) })),
+      workerData: grads.map((g) => ({
+        config,
+        dtype,
+        params: view(params),
+        grads: view(g),
+        ...(reference ? { reference: view(reference) } : {}),
+      })),
       label: 'gradient worker',
     });
     return new GradientPool(config, params, threads, grads);
@@ -137,16 +169,60 @@ export class GradientPool {
    * `crossEntropyLossAndGrad` computes them in process. One call at a time.
    */
   async supervised(batch: readonly SupervisedSequence[]): Promise<{ loss: number; tokens: number }> {
+    const n = countTargets(batch);
+    const weight = targetWeight(batch);
+    const replies = await this.run(batch, n, (sequences) => ({
+      kind: 'supervised',
+      sequences,
+      denominator: weight,
+    }));
+    let lossSum = 0;
+    for (const r of replies) if (r.kind === 'supervised') lossSum += r.lossSum;
+    return n === 0 ? { loss: 0, tokens: 0 } : { loss: lossSum / weight, tokens: n };
+  }
+
+  /**
+   * The GRPO loss statistics of `batch` and (into `grads`) its gradient, as `grpoLossAndGrad`
+   * computes them in process; the KL term needs the pool's `reference` unless every sequence
+   * carries its reference logprobs. One call at a time.
+   */
+  async grpo(batch: readonly GrpoSequence[], opts: GrpoLossOptions): Promise<Omit<GrpoStats, 'gradNorm'>> {
+    const n = grpoTargets(batch);
+    const replies = await this.run(batch, n, (sequences) => ({
+      kind: 'grpo',
+      sequences,
+      denominator: n,
+      opts,
+    }));
+    const sums = { pgSum: 0, klSum: 0, clipped: 0, ratioSum: 0, tokens: 0 };
+    for (const r of replies) {
+      if (r.kind !== 'grpo') continue;
+      sums.pgSum += r.sums.pgSum;
+      sums.klSum += r.sums.klSum;
+      sums.clipped += r.sums.clipped;
+      sums.ratioSum += r.sums.ratioSum;
+      sums.tokens += r.sums.tokens;
+    }
+    return grpoStats(sums, opts.klCoef);
+  }
+
+  /**
+   * Splits `batch` over the workers by tokens, sends each its share, and sums their gradients
+   * into `grads` in worker order. `targets` 0 skips the workers (zero gradient).
+   */
+  private async run<S extends { readonly tokens: readonly number[] }>(
+    batch: readonly S[],
+    targets: number,
+    request: (sequences: S[]) => GradientRequest,
+  ): Promise<GradientReply[]> {
     const failure = this.threads.failure;
     if (failure) throw new Error(`GradientPool is closed after a failure: ${failure.message}`);
     if (this.threads.closed) throw new Error('GradientPool is closed');
     if (this.busy) throw new Error('GradientPool: one call at a time');
     this.busy = true;
     try {
-      const n = countTargets(batch);
-      const weight = targetWeight(batch);
       this.grads.fill(0);
-      if (n === 0) return { loss: 0, tokens: 0 };
+      if (targets === 0) return [];
       const parts = splitByTokens(
         batch.map((s) => s.tokens.length),
         this.workers,
@@ -155,27 +231,19 @@ export class GradientPool {
       let replies: GradientReply[];
       try {
         replies = await Promise.all(
-          used.map((i) =>
-            this.threads.call(i, {
-              kind: 'supervised',
-              sequences: parts[i]!.map((j) => batch[j]!),
-              denominator: weight,
-            }),
-          ),
+          used.map((i) => this.threads.call(i, request(parts[i]!.map((j) => batch[j]!)))),
         );
       } catch (e) {
         // a half-computed gradient is of no use, and a worker that threw may hold a broken state
         await this.threads.fail(e as Error);
         throw e;
       }
-      let lossSum = 0;
-      for (let k = 0; k < used.length; k++) {
-        lossSum += replies[k]!.lossSum;
-        const g = this.workerGrads[used[k]!]!;
+      for (const w of used) {
+        const g = this.workerGrads[w]!;
         const out = this.grads;
         for (let j = 0; j < out.length; j++) out[j] = out[j]! + g[j]!;
       }
-      return { loss: lossSum / weight, tokens: n };
+      return replies;
     } finally {
       this.busy = false;
     }
@@ -184,5 +252,51 @@ export class GradientPool {
   /** terminates every thread; idempotent, resolves once they have exited */
   close(): Promise<void> {
     return this.threads.close();
+  }
+}
+
+/**
+ * A trainer's gradient pool: started on first use over the model's weights. Weights outside shared
+ * memory are copied into the pool's own buffer before every use (correct, but `sharedModel()`
+ * avoids the copy); GRPO's reference, which never changes, is copied once.
+ */
+export class LazyGradientPool {
+  private pool: Promise<GradientPool> | undefined;
+  private mirror: Arr | undefined;
+
+  constructor(
+    private readonly model: Gpt,
+    private readonly workers: number,
+    private readonly reference: Gpt | null = null,
+  ) {}
+
+  /** the pool, started if needed, computing with the model's current weights */
+  async ready(): Promise<GradientPool> {
+    if (!this.pool) {
+      let params = this.model.params;
+      if (!isShared(params)) {
+        this.mirror = sharedArray(this.model.dtype, params.length);
+        params = this.mirror;
+      }
+      const reference = this.reference ? sharedModel(this.reference).params : undefined;
+      this.pool = GradientPool.start(this.model.config, params, {
+        workers: this.workers,
+        ...(reference ? { reference } : {}),
+      });
+    }
+    const pool = await this.pool;
+    if (this.mirror) this.mirror.set(this.model.params);
+    return pool;
+  }
+
+  /** stops the workers, if any were started; idempotent */
+  async close(): Promise<void> {
+    const pool = this.pool;
+    if (!pool) return;
+    // a pool that failed to start has already stopped its threads
+    await pool.then(
+      (p) => p.close(),
+      () => {},
+    );
   }
 }

@@ -4,7 +4,7 @@
  */
 import { type Arr, addLogprobGrad, allocate, type Gpt, tokenLogprob } from '../../policy/embedded/model.js';
 import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
-import { GradientPool, isShared, sharedArray } from './parallel.js';
+import { LazyGradientPool } from './parallel.js';
 
 export interface SupervisedSequence {
   readonly tokens: readonly number[];
@@ -125,9 +125,7 @@ export class SupervisedTrainer {
   readonly optimizer: Adam;
   private readonly grads;
   readonly workers: number;
-  private pool: Promise<GradientPool> | undefined;
-  /** the workers' copy of the weights when the model's own are not in shared memory */
-  private mirror: Arr | undefined;
+  private readonly pool: LazyGradientPool;
 
   constructor(
     readonly model: Gpt,
@@ -136,6 +134,7 @@ export class SupervisedTrainer {
     this.workers = Math.max(1, Math.floor(opts.workers ?? 1));
     this.optimizer = new Adam(model.numParams, opts);
     this.grads = model.zerosLike();
+    this.pool = new LazyGradientPool(model, this.workers);
   }
 
   /** one optimiser step on `batch` (in process); returns the loss before the step */
@@ -156,35 +155,15 @@ export class SupervisedTrainer {
     batch: readonly SupervisedSequence[],
   ): Promise<{ loss: number; tokens: number; gradNorm: number }> {
     if (this.workers === 1) return this.step(batch);
-    const pool = await this.startPool();
-    // weights outside shared memory are copied over once per step: correct, but sharedModel() avoids it
-    if (this.mirror) this.mirror.set(this.model.params);
+    const pool = await this.pool.ready();
     const r = await pool.supervised(batch);
     const gradNorm = clipGradNorm(pool.grads, this.opts.maxGradNorm ?? 1);
     if (r.tokens > 0) this.optimizer.step(this.model.params, pool.grads);
     return { ...r, gradNorm };
   }
 
-  private startPool(): Promise<GradientPool> {
-    if (!this.pool) {
-      let params = this.model.params;
-      if (!isShared(params)) {
-        this.mirror = sharedArray(this.model.dtype, params.length);
-        params = this.mirror;
-      }
-      this.pool = GradientPool.start(this.model.config, params, { workers: this.workers });
-    }
-    return this.pool;
-  }
-
   /** stops the gradient workers, if any; idempotent */
-  async close(): Promise<void> {
-    const pool = this.pool;
-    if (!pool) return;
-    // a pool that failed to start has already stopped its threads
-    await pool.then(
-      (p) => p.close(),
-      () => {},
-    );
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
