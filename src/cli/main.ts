@@ -163,6 +163,14 @@ program
   .option('--width <n>', `model width (default ${PM.dModel})`)
   .option('--untied', 'separate input and output embeddings')
   .option('--workers <n>', 'gradient worker threads (default: 2, or 1 on a one-core machine)')
+  .option(
+    '--copy-drills <x>',
+    `share of batch sequences that are copy drills (random tokens, then the same again) instead of demonstrations (default ${PD.copyDrills})`,
+  )
+  .option(
+    '--init <dir>',
+    'start from this checkpoint (its tokenizer, model config and weights) instead of fresh weights',
+  )
   .option('--save-every <n>', `checkpoint every n steps (default ${PD.saveEvery})`)
   .option(
     '--held-out <n>',

@@ -28,6 +28,8 @@ export interface PretrainFlags {
   readonly workers?: string;
   readonly saveEvery?: string;
   readonly heldOut?: string;
+  readonly copyDrills?: string;
+  readonly init?: string;
   readonly quiet?: boolean;
 }
 
@@ -91,10 +93,12 @@ export function pretrainOptions(flags: PretrainFlags, log: (line: string) => voi
       cueShare: real('--cue-share', flags.cueShare, 0, 1),
       recoveryShare: real('--recovery-share', flags.recoveryShare, 0, 1),
       contextWeight: real('--context-weight', flags.contextWeight, 0, 1),
+      copyDrills: real('--copy-drills', flags.copyDrills, 0, 1),
       saveEvery: int('--save-every', flags.saveEvery),
       heldOut: int('--held-out', flags.heldOut, 0),
     }),
     ...(flags.overflow ? { overflow: flags.overflow } : {}),
+    ...(flags.init !== undefined ? { init: flags.init } : {}),
     ...(flags.schedule ? { schedule: flags.schedule } : {}),
     config: given(config),
     workers: int('--workers', flags.workers, 1, cpus) ?? Math.min(2, cpus),

@@ -234,6 +234,41 @@ describe('pretrain', () => {
     );
   });
 
+  it('mixes in copy drills, continues from a checkpoint with --init, and resumes older configs', async () => {
+    const first = tempDir();
+    const base = { seed: 6, tasks: 6, batchSize: 4, lr: 1e-2, overflow: 'tail' as const, heldOut: 0 };
+    const a = await pretrain({ ...base, config: tiny, steps: 3, outDir: first });
+    // a config written before copy drills existed still resumes (the missing field means none)
+    const path = join(first, CONFIG_FILE);
+    const old = JSON.parse(readFileSync(path, 'utf8'));
+    delete old.settings.copyDrills;
+    writeFileSync(path, JSON.stringify(old));
+    expect((await pretrain({ ...base, config: tiny, steps: 4, outDir: first })).resumedFrom).toBe(3);
+
+    const second = tempDir();
+    const b = await pretrain({ ...base, copyDrills: 0.5, init: first, steps: 3, outDir: second });
+    expect(b.config.settings.copyDrills).toBe(0.5);
+    expect(b.config.settings.model).toEqual(a.config.settings.model);
+    expect(b.config.settings.init).toEqual({ modelSha256: loadPretrained(first).config.modelSha256 });
+    expect(b.config.command).toContain(`--copy-drills 0.5 --init ${first} --out ${second}`);
+    expect(b.config.command).not.toContain('--width');
+    expect(b.tokenizer.toJSON()).toEqual(a.tokenizer.toJSON());
+    expect(b.history.every((h) => Number.isFinite(h.loss) && h.tokens > 0)).toBe(true);
+    // resuming needs the same start; model options that contradict the start are refused
+    expect(
+      (await pretrain({ ...base, copyDrills: 0.5, init: first, steps: 4, outDir: second })).resumedFrom,
+    ).toBe(3);
+    await expect(pretrain({ ...base, copyDrills: 0.5, steps: 5, outDir: second })).rejects.toThrow(
+      /different settings/,
+    );
+    await expect(
+      pretrain({ ...base, init: first, config: { dModel: 32 }, steps: 2, outDir: tempDir() }),
+    ).rejects.toThrow(/has --width 16, not 32; leave the model options out/);
+    await expect(
+      pretrain({ ...base, init: join(first, 'nowhere'), steps: 2, outDir: tempDir() }),
+    ).rejects.toThrow(/--init .*nowhere/);
+  });
+
   it('a corrupted model.bin fails to load with a clear error', async () => {
     const outDir = tempDir();
     await pretrain({

@@ -33,6 +33,7 @@ import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
+import { copyDrill } from './drills.js';
 import { warmupCosine } from './optim.js';
 import { sharedModel } from './parallel.js';
 import { type HeldOutScore, heldOutScore, type SupervisedSequence, SupervisedTrainer } from './supervised.js';
@@ -77,6 +78,14 @@ export interface PretrainOptions {
    * when it also models the text it reads; default 0.1
    */
   readonly contextWeight?: number;
+  /** share of batch sequences that are copy drills (drills.ts) instead of demonstrations; default 0 */
+  readonly copyDrills?: number;
+  /**
+   * a checkpoint directory to start from instead of fresh weights: its tokenizer and model
+   * (continued pretraining with new settings, e.g. a new schedule or copy drills); the model
+   * config comes from it, and model options that differ are an error
+   */
+  readonly init?: string;
   readonly outDir: string;
   /** checkpoint every this many steps (and at the end); default 50 */
   readonly saveEvery?: number;
@@ -109,6 +118,9 @@ export interface PretrainSettings {
   readonly maxGradNorm: number;
   readonly overflow: Overflow;
   readonly contextWeight: number;
+  readonly copyDrills: number;
+  /** the checkpoint this run started from (its model's sha256), when not from fresh weights */
+  readonly init?: { readonly modelSha256: string };
 }
 
 export interface PretrainConfigFile extends CheckpointConfig {
@@ -180,16 +192,21 @@ export const PRETRAIN_DEFAULTS = {
   maxGradNorm: 1,
   overflow: 'window',
   contextWeight: 0.1,
-} as const satisfies Omit<PretrainSettings, 'model'> & { steps: number; saveEvery: number; heldOut: number };
+  copyDrills: 0,
+} as const satisfies Omit<PretrainSettings, 'model' | 'init'> & {
+  steps: number;
+  saveEvery: number;
+  heldOut: number;
+};
 
-function settingsOf(o: PretrainOptions): PretrainSettings {
+function settingsOf(o: PretrainOptions, init?: InitCheckpoint): PretrainSettings {
   const d = PRETRAIN_DEFAULTS;
   return {
     seed: o.seed ?? d.seed,
     tasks: o.tasks ?? d.tasks,
     cueShare: o.cueShare ?? d.cueShare,
     recoveryShare: o.recoveryShare ?? d.recoveryShare,
-    model: { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
+    model: init ? init.model.config : { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
     batchSize: o.batchSize ?? d.batchSize,
     lr: o.lr ?? d.lr,
     schedule: o.schedule ?? d.schedule,
@@ -197,11 +214,61 @@ function settingsOf(o: PretrainOptions): PretrainSettings {
     maxGradNorm: o.maxGradNorm ?? d.maxGradNorm,
     overflow: o.overflow ?? d.overflow,
     contextWeight: o.contextWeight ?? d.contextWeight,
+    copyDrills: o.copyDrills ?? d.copyDrills,
+    ...(init ? { init: { modelSha256: init.modelSha256 } } : {}),
   };
 }
 
+interface InitCheckpoint {
+  readonly model: Gpt;
+  readonly tokenizer: Tokenizer;
+  readonly modelSha256: string;
+}
+
+const MODEL_FLAGS: Record<keyof GptConfig, string> = {
+  vocabSize: '--vocab',
+  contextLength: '--context',
+  nLayer: '--layers',
+  nHead: '--heads',
+  dModel: '--width',
+  tiedEmbeddings: 'tied embeddings (--untied)',
+};
+
+/** The `--init` checkpoint, checked against the model options given with it. */
+function loadInit(o: PretrainOptions): InitCheckpoint | undefined {
+  if (o.init === undefined) return undefined;
+  let loaded: ReturnType<typeof loadCheckpoint>;
+  try {
+    loaded = loadCheckpoint(o.init);
+  } catch (e) {
+    throw new PretrainError(`--init ${o.init}: ${(e as Error).message}`);
+  }
+  const model = loaded.model.config;
+  for (const [key, value] of Object.entries(o.config ?? {})) {
+    if (value !== undefined && model[key as keyof GptConfig] !== value)
+      throw new PretrainError(
+        `--init ${o.init} has ${MODEL_FLAGS[key as keyof GptConfig]} ${String(model[key as keyof GptConfig])}, not ${String(value)}; leave the model options out to continue it`,
+      );
+  }
+  return { model: loaded.model, tokenizer: loaded.tokenizer, modelSha256: loaded.config.modelSha256 };
+}
+
+/** Settings as comparable text: keys sorted, and fields older checkpoints lack at their defaults. */
+function settingsKey(s: PretrainSettings): string {
+  const filled: Record<string, unknown> = {
+    ...s,
+    copyDrills: (s as Partial<PretrainSettings>).copyDrills ?? 0,
+  };
+  return JSON.stringify(filled, Object.keys(filled).sort());
+}
+
 /** The command line for these settings (what `seal pretrain` would be given). */
-export function pretrainCommand(s: PretrainSettings, steps: number, outDir: string): string {
+export function pretrainCommand(
+  s: PretrainSettings,
+  steps: number,
+  outDir: string,
+  initDir?: string,
+): string {
   const m = s.model;
   return [
     'seal pretrain',
@@ -216,12 +283,17 @@ export function pretrainCommand(s: PretrainSettings, steps: number, outDir: stri
     `--recovery-share ${s.recoveryShare}`,
     ...(s.overflow === 'window' ? [] : [`--overflow ${s.overflow}`]),
     `--context-weight ${s.contextWeight}`,
-    `--vocab ${m.vocabSize}`,
-    `--context ${m.contextLength}`,
-    `--layers ${m.nLayer}`,
-    `--heads ${m.nHead}`,
-    `--width ${m.dModel}`,
-    ...(m.tiedEmbeddings ? [] : ['--untied']),
+    ...(s.copyDrills > 0 ? [`--copy-drills ${s.copyDrills}`] : []),
+    ...(initDir !== undefined
+      ? [`--init ${initDir}`]
+      : [
+          `--vocab ${m.vocabSize}`,
+          `--context ${m.contextLength}`,
+          `--layers ${m.nLayer}`,
+          `--heads ${m.nHead}`,
+          `--width ${m.dModel}`,
+          ...(m.tiedEmbeddings ? [] : ['--untied']),
+        ]),
     `--out ${outDir}`,
   ].join(' ');
 }
@@ -336,11 +408,12 @@ function dropLogAfter(path: string, stepsDone: number): void {
 }
 
 export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
-  const settings = settingsOf(o);
+  const init = loadInit(o);
+  const settings = settingsOf(o, init);
   const steps = o.steps ?? PRETRAIN_DEFAULTS.steps;
   const saveEvery = Math.max(1, o.saveEvery ?? PRETRAIN_DEFAULTS.saveEvery);
   const log = o.log ?? (() => {});
-  const command = o.command ?? pretrainCommand(settings, steps, o.outDir);
+  const command = o.command ?? pretrainCommand(settings, steps, o.outDir, o.init);
   mkdirSync(o.outDir, { recursive: true });
 
   const demos = await buildDemonstrations({
@@ -364,7 +437,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const configPath = join(o.outDir, CONFIG_FILE);
   if (existsSync(configPath) && existsSync(join(o.outDir, MODEL_FILE))) {
     const prev = loadPretrained(o.outDir);
-    if (JSON.stringify(prev.config.settings) !== JSON.stringify(settings))
+    if (settingsKey(prev.config.settings) !== settingsKey(settings))
       throw new PretrainError(
         `${o.outDir} holds a checkpoint made with different settings (${JSON.stringify(prev.config.settings)}); use another directory`,
       );
@@ -378,6 +451,10 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       `resuming from step ${stepsDone}${optimizerState ? '' : ' (no optimizer state saved: Adam restarts)'}`,
     );
     dropLogAfter(join(o.outDir, LOG_FILE), stepsDone);
+  } else if (init) {
+    tokenizer = init.tokenizer;
+    model = init.model;
+    log(`starting from ${o.init} (model sha256 ${init.modelSha256})`);
   } else {
     tokenizer = Tokenizer.train(demos.map(demonstrationText), settings.model.vocabSize);
     model = Gpt.init(settings.model, mixSeed(settings.seed, 0x1417));
@@ -449,14 +526,22 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     return config;
   };
 
+  const drillShape = {
+    firstId: 256 + tokenizer.specials.length,
+    vocabSize: tokenizer.vocabSize,
+    contextLength: settings.model.contextLength,
+  };
   const history: StepLog[] = [];
   let config = stepsDone === 0 ? save() : undefined;
   try {
     while (stepsDone < steps) {
       const rng = new Rng(mixSeed(settings.seed, 0xba7c, stepsDone));
-      const batch = Array.from(
-        { length: Math.min(settings.batchSize, sequences.length) },
-        () => sequences[rng.int(0, sequences.length - 1)]!,
+      // drills draw from a stream of their own, so a run without them sees the batches it always did
+      const drillRng = settings.copyDrills > 0 ? new Rng(mixSeed(settings.seed, 0xd1c1, stepsDone)) : null;
+      const batch = Array.from({ length: Math.min(settings.batchSize, sequences.length) }, () =>
+        drillRng?.chance(settings.copyDrills)
+          ? copyDrill(drillRng, drillShape)
+          : sequences[rng.int(0, sequences.length - 1)]!,
       );
       const lr =
         settings.schedule === 'cosine'
