@@ -5,8 +5,12 @@
  * does with induction heads (find the earlier occurrence of the current token, predict what came
  * after it). Trained only on demonstrations, the small model had formed none after ~10M tokens
  * (0% on repeated random tokens) and got names and call structure right but values wrong. A
- * repeated random run can only be predicted by copying, so a share of drills in the batches is a
- * dense, unambiguous signal for exactly that circuit.
+ * repeated random run can only be predicted by copying, so drills are a dense, unambiguous signal
+ * for exactly that circuit. Measured so far: a fresh 2-layer, width-64 model trained on drills alone
+ * goes from 12% to 46% of repeated tokens between steps 1,000 and 1,500 (the usual sudden phase
+ * change); continuing the demonstration-trained base on drills (600 steps alone, or 200 steps at a
+ * 30% share) did not move it off chance. When to mix them in (from the first step, or a drills-first
+ * phase) is still open.
  */
 import type { Rng } from '../../envs/mini/index.js';
 import type { SupervisedSequence } from './supervised.js';
