@@ -195,6 +195,10 @@ describe('pretrain', () => {
     expect(steps).toEqual(Array.from({ length: 26 }, (_, i) => i + 1));
     // different settings are refused
     await expect(pretrain({ ...opts, lr: 5e-3, steps: 30 })).rejects.toThrow(/different settings/);
+    // nested model settings count too
+    await expect(pretrain({ ...opts, config: { ...tiny, nLayer: 2 }, steps: 30 })).rejects.toThrow(
+      /different settings/,
+    );
   });
 
   it('a resumed run equals an uninterrupted one (Adam moments saved; float32 rounding only)', async () => {

@@ -259,7 +259,13 @@ function settingsKey(s: PretrainSettings): string {
     ...s,
     copyDrills: (s as Partial<PretrainSettings>).copyDrills ?? 0,
   };
-  return JSON.stringify(filled, Object.keys(filled).sort());
+  // a replacer that rebuilds every object with sorted keys (an array replacer would also drop the
+  // nested objects' keys, so model settings would not be compared)
+  return JSON.stringify(filled, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 /** The command line for these settings (what `seal pretrain` would be given). */
