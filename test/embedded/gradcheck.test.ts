@@ -24,8 +24,18 @@ function sampleIndices(model: Gpt, rng: Rng, perTensor: number, tokens: number[]
     for (let i = 0; i < perTensor; i++) out.push(s.offset + (rng.nextU32() % size));
   }
   const D = model.config.dModel;
-  for (const t of tokens.slice(0, 3)) out.push(model.layout.wte + t * D + (rng.nextU32() % D));
+  for (const t of tokens.slice(0, 3)) {
+    out.push(model.layout.wte + t * D + (rng.nextU32() % D));
+  }
   return out;
+}
+
+/** the previous-token map starts at zero, where the gradient of what feeds it would be zero too */
+function randomPreviousMap(model: Gpt): void {
+  if (model.layout.prev < 0) return;
+  const rng = new Rng(77);
+  const n = model.config.dModel * model.config.dModel;
+  for (let i = 0; i < n; i++) model.params[model.layout.prev + i] = 0.2 * rng.normal();
 }
 
 function check(model: Gpt, loss: () => number, grads: Float64Array, idx: number[]): number {
@@ -50,60 +60,70 @@ function check(model: Gpt, loss: () => number, grads: Float64Array, idx: number[
   return worst;
 }
 
-describe.each([false, true])('gradient check in float64 (tied embeddings: %s)', (tied) => {
-  const config: GptConfig = { ...base, tiedEmbeddings: tied };
+describe.each([
+  { tied: false, previous: false },
+  { tied: true, previous: false },
+  { tied: true, previous: true },
+])(
+  'gradient check in float64 (tied embeddings: $tied, previous-token embedding: $previous)',
+  ({ tied, previous }) => {
+    const config: GptConfig = { ...base, tiedEmbeddings: tied, previousTokenEmbedding: previous };
 
-  it('cross-entropy backward matches central differences', () => {
-    const model = Gpt.init(config, 7, 'float64');
-    // larger init than GPT-2's so every path carries signal
-    for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
-    const rng = new Rng(1);
-    const data = seqs(rng, 2, 12, config.vocabSize);
-    const batch = data.map((tokens, i) => ({
-      tokens,
-      lossMask: tokens.map((_, t) => (i === 1 && t < 4 ? 0 : 1)),
-    }));
-    const grads = model.zerosLike() as Float64Array;
-    crossEntropyLossAndGrad(model, batch, grads);
-    const loss = () => crossEntropyLossAndGrad(model, batch, null).loss;
-    check(model, loss, grads, sampleIndices(model, rng, 6, data[0]!));
-  });
-
-  it('GRPO loss backward (clip + k3 KL) matches central differences', () => {
-    const model = Gpt.init(config, 11, 'float64');
-    for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
-    const reference = model.clone();
-    const rr = new Rng(5);
-    for (let i = 0; i < reference.params.length; i++)
-      reference.params[i] = reference.params[i]! + 0.05 * rr.normal();
-    const rng = new Rng(2);
-    const data = seqs(rng, 3, 14, config.vocabSize);
-    // log-ratio offsets chosen away from the clip boundaries (ratio 0.8 and 1.2)
-    const offsets = [-0.4, -0.05, 0.03, 0.1, 0.5, 0];
-    const batch: GrpoSequence[] = data.map((tokens, i) => {
-      const lp = sequenceLogprobs(model.forward(tokens).logits, config.vocabSize, tokens);
-      return {
+    it('cross-entropy backward matches central differences', () => {
+      const model = Gpt.init(config, 7, 'float64');
+      // larger init than GPT-2's so every path carries signal
+      for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
+      randomPreviousMap(model);
+      const rng = new Rng(1);
+      const data = seqs(rng, 2, 12, config.vocabSize);
+      const batch = data.map((tokens, i) => ({
         tokens,
-        lossMask: tokens.map((_, t) => (t >= 5 ? 1 : 0)),
-        oldLogprobs: Array.from(lp, (v, t) => v + offsets[(t + i) % offsets.length]!),
-        advantage: [1.3, -0.7, 0.4][i]!,
-      };
+        lossMask: tokens.map((_, t) => (i === 1 && t < 4 ? 0 : 1)),
+      }));
+      const grads = model.zerosLike() as Float64Array;
+      crossEntropyLossAndGrad(model, batch, grads);
+      const loss = () => crossEntropyLossAndGrad(model, batch, null).loss;
+      check(model, loss, grads, sampleIndices(model, rng, 6, data[0]!));
     });
-    const opts = { clipEps: 0.2, klCoef: 0.1, microBatchSize: 2 };
-    const grads = model.zerosLike() as Float64Array;
-    const stats = grpoLossAndGrad(model, reference, batch, opts, grads);
-    expect(stats.clipFrac).toBeGreaterThan(0);
-    expect(stats.clipFrac).toBeLessThan(1);
-    expect(stats.kl).toBeGreaterThan(0);
-    const loss = () => grpoLossAndGrad(model, reference, batch, opts, null).loss;
-    check(model, loss, grads, sampleIndices(model, rng, 6, data[0]!));
-  });
-});
+
+    it('GRPO loss backward (clip + k3 KL) matches central differences', () => {
+      const model = Gpt.init(config, 11, 'float64');
+      for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
+      randomPreviousMap(model);
+      const reference = model.clone();
+      const rr = new Rng(5);
+      for (let i = 0; i < reference.params.length; i++)
+        reference.params[i] = reference.params[i]! + 0.05 * rr.normal();
+      const rng = new Rng(2);
+      const data = seqs(rng, 3, 14, config.vocabSize);
+      // log-ratio offsets chosen away from the clip boundaries (ratio 0.8 and 1.2)
+      const offsets = [-0.4, -0.05, 0.03, 0.1, 0.5, 0];
+      const batch: GrpoSequence[] = data.map((tokens, i) => {
+        const lp = sequenceLogprobs(model.forward(tokens).logits, config.vocabSize, tokens);
+        return {
+          tokens,
+          lossMask: tokens.map((_, t) => (t >= 5 ? 1 : 0)),
+          oldLogprobs: Array.from(lp, (v, t) => v + offsets[(t + i) % offsets.length]!),
+          advantage: [1.3, -0.7, 0.4][i]!,
+        };
+      });
+      const opts = { clipEps: 0.2, klCoef: 0.1, microBatchSize: 2 };
+      const grads = model.zerosLike() as Float64Array;
+      const stats = grpoLossAndGrad(model, reference, batch, opts, grads);
+      expect(stats.clipFrac).toBeGreaterThan(0);
+      expect(stats.clipFrac).toBeLessThan(1);
+      expect(stats.kl).toBeGreaterThan(0);
+      const loss = () => grpoLossAndGrad(model, reference, batch, opts, null).loss;
+      check(model, loss, grads, sampleIndices(model, rng, 6, data[0]!));
+    });
+  },
+);
 
 describe('float32 kernels', () => {
   it('give the float64 gradient to float32 precision', () => {
-    const config: GptConfig = { ...base, tiedEmbeddings: false };
+    const config: GptConfig = { ...base, tiedEmbeddings: false, previousTokenEmbedding: true };
     const m64 = Gpt.init(config, 3, 'float64');
+    randomPreviousMap(m64);
     const m32 = m64.clone('float32');
     const rng = new Rng(9);
     const batch = seqs(rng, 2, 16, config.vocabSize).map((tokens) => ({ tokens }));

@@ -21,30 +21,70 @@ function randomTokens(seed: number, n: number, V: number): number[] {
 function sharpModel(c: GptConfig, seed: number): Gpt {
   const m = Gpt.init(c, seed);
   for (let i = 0; i < m.params.length; i++) m.params[i] = m.params[i]! * 6;
+  randomPreviousMap(m, seed);
   return m;
 }
 
+/** the previous-token map starts at zero; give it weights so tests exercise it */
+function randomPreviousMap(m: Gpt, seed: number): void {
+  if (m.layout.prev < 0) return;
+  const rng = new Rng(seed + 1000);
+  const n = m.config.dModel * m.config.dModel;
+  for (let i = 0; i < n; i++) m.params[m.layout.prev + i] = 0.3 * rng.normal();
+}
+
 describe('embedded model', () => {
-  it.each([false, true])('KV-cache decoding gives the full-forward logits (tied: %s)', (tied) => {
-    const c = { ...config, tiedEmbeddings: tied };
-    const model = sharpModel(c, 1);
-    const tokens = randomTokens(2, 37, c.vocabSize);
-    const full = model.forward(tokens).logits;
-    const V = c.vocabSize;
-    const kv = model.newKvCache();
-    // prefill 20 tokens (all positions), then one by one, then a chunk of 3
-    const pre = model.step(kv, tokens.slice(0, 20), true);
-    const rows: Float32Array[] = [];
-    for (let t = 0; t < 20; t++) rows.push(pre.subarray(t * V, (t + 1) * V) as Float32Array);
-    for (let t = 20; t < 34; t++) rows.push(model.step(kv, [tokens[t]!]) as Float32Array);
-    const chunk = model.step(kv, tokens.slice(34, 37), true);
-    for (let t = 0; t < 3; t++) rows.push(chunk.subarray(t * V, (t + 1) * V) as Float32Array);
-    expect(kv.length).toBe(37);
-    let worst = 0;
-    for (let t = 0; t < 37; t++) {
-      for (let j = 0; j < V; j++) worst = Math.max(worst, Math.abs(rows[t]![j]! - full[t * V + j]!));
-    }
-    expect(worst).toBeLessThan(1e-4);
+  it.each([
+    { tied: false, previous: false },
+    { tied: true, previous: false },
+    { tied: false, previous: true },
+  ])(
+    'KV-cache decoding gives the full-forward logits (tied: $tied, previous token: $previous)',
+    ({ tied, previous }) => {
+      const c = { ...config, tiedEmbeddings: tied, previousTokenEmbedding: previous };
+      const model = sharpModel(c, 1);
+      const tokens = randomTokens(2, 37, c.vocabSize);
+      const full = model.forward(tokens).logits;
+      const V = c.vocabSize;
+      const kv = model.newKvCache();
+      // prefill 20 tokens (all positions), then one by one, then a chunk of 3
+      const pre = model.step(kv, tokens.slice(0, 20), true);
+      const rows: Float32Array[] = [];
+      for (let t = 0; t < 20; t++) rows.push(pre.subarray(t * V, (t + 1) * V) as Float32Array);
+      for (let t = 20; t < 34; t++) rows.push(model.step(kv, [tokens[t]!]) as Float32Array);
+      const chunk = model.step(kv, tokens.slice(34, 37), true);
+      for (let t = 0; t < 3; t++) rows.push(chunk.subarray(t * V, (t + 1) * V) as Float32Array);
+      expect(kv.length).toBe(37);
+      let worst = 0;
+      for (let t = 0; t < 37; t++) {
+        for (let j = 0; j < V; j++) worst = Math.max(worst, Math.abs(rows[t]![j]! - full[t * V + j]!));
+      }
+      expect(worst).toBeLessThan(1e-4);
+    },
+  );
+
+  it('a previous-token map added at zero keeps the function; trained, it feeds every position but the first', () => {
+    const model = sharpModel(config, 3);
+    const tokens = randomTokens(4, 30, config.vocabSize);
+    const grown = model.withPreviousTokenEmbedding();
+    expect(grown.config.previousTokenEmbedding).toBe(true);
+    expect(grown.numParams).toBe(model.numParams + config.dModel * config.dModel);
+    expect(Array.from(grown.forward(tokens).logits)).toEqual(Array.from(model.forward(tokens).logits));
+    randomPreviousMap(grown, 9);
+    const before = model.forward(tokens).logits;
+    const after = grown.forward(tokens).logits;
+    const V = config.vocabSize;
+    const rowDiff = (t: number) => {
+      let m = 0;
+      for (let j = 0; j < V; j++) m = Math.max(m, Math.abs(after[t * V + j]! - before[t * V + j]!));
+      return m;
+    };
+    expect(rowDiff(0)).toBe(0);
+    for (let t = 1; t < tokens.length; t++) expect(rowDiff(t)).toBeGreaterThan(1e-4);
+    // and it survives the weights file
+    const back = Gpt.deserialize(grown.serialize()).model;
+    expect(back.config.previousTokenEmbedding).toBe(true);
+    expect(Array.from(back.params)).toEqual(Array.from(grown.params));
   });
 
   it('rejects sequences longer than the context and unknown ids', () => {
@@ -139,37 +179,42 @@ describe('sampler', () => {
     expect([...seen].sort()).toEqual([0, 1]);
   });
 
-  it('batched decoding matches one-at-a-time decoding', () => {
-    const prompts = [prompt, randomTokens(8, 5, config.vocabSize), randomTokens(9, 11, config.vocabSize)];
-    // stepBatch logits equal step logits
-    const kvs = prompts.map((p) => {
-      const kv = model.newKvCache();
-      model.step(kv, p);
-      return kv;
-    });
-    const singles = prompts.map((p) => {
-      const kv = model.newKvCache();
-      model.step(kv, p);
-      return model.step(kv, [3]);
-    });
-    const batched = model.stepBatch(kvs, [3, 3, 3]);
-    const V = config.vocabSize;
-    for (let b = 0; b < 3; b++) {
-      for (let j = 0; j < V; j++) expect(Math.abs(batched[b * V + j]! - singles[b]![j]!)).toBeLessThan(1e-4);
-    }
-    // greedy: the same tokens; sampling: deterministic per seed, model logprobs at temperature 1
-    const greedy = sampleBatch(model, prompts, { temperature: 0, maxTokens: 10 });
-    for (const [i, p] of prompts.entries()) {
-      expect(greedy[i]!.tokenIds).toEqual(sample(model, p, { temperature: 0, maxTokens: 10 }).tokenIds);
-    }
-    const a = sampleBatch(model, prompts, { seeds: [4, 5, 6], maxTokens: 12, stopIds: [7] });
-    expect(sampleBatch(model, prompts, { seeds: [4, 5, 6], maxTokens: 12, stopIds: [7] })).toEqual(a);
-    for (const [i, p] of prompts.entries()) {
-      const r = a[i]!;
-      const all = [...p, ...r.tokenIds];
-      const lp = sequenceLogprobs(model.forward(all).logits, config.vocabSize, all);
-      for (const [k, v] of r.logprobs.entries()) expect(v).toBeCloseTo(lp[p.length + k]!, 4);
-      expect(r.finishReason === 'stop').toBe(r.tokenIds.at(-1) === 7);
-    }
-  });
+  it.each([false, true])(
+    'batched decoding matches one-at-a-time decoding (previous token: %s)',
+    (previous) => {
+      const model = sharpModel({ ...config, previousTokenEmbedding: previous }, 7);
+      const prompts = [prompt, randomTokens(8, 5, config.vocabSize), randomTokens(9, 11, config.vocabSize)];
+      // stepBatch logits equal step logits
+      const kvs = prompts.map((p) => {
+        const kv = model.newKvCache();
+        model.step(kv, p);
+        return kv;
+      });
+      const singles = prompts.map((p) => {
+        const kv = model.newKvCache();
+        model.step(kv, p);
+        return model.step(kv, [3]);
+      });
+      const batched = model.stepBatch(kvs, [3, 3, 3]);
+      const V = config.vocabSize;
+      for (let b = 0; b < 3; b++) {
+        for (let j = 0; j < V; j++)
+          expect(Math.abs(batched[b * V + j]! - singles[b]![j]!)).toBeLessThan(1e-4);
+      }
+      // greedy: the same tokens; sampling: deterministic per seed, model logprobs at temperature 1
+      const greedy = sampleBatch(model, prompts, { temperature: 0, maxTokens: 10 });
+      for (const [i, p] of prompts.entries()) {
+        expect(greedy[i]!.tokenIds).toEqual(sample(model, p, { temperature: 0, maxTokens: 10 }).tokenIds);
+      }
+      const a = sampleBatch(model, prompts, { seeds: [4, 5, 6], maxTokens: 12, stopIds: [7] });
+      expect(sampleBatch(model, prompts, { seeds: [4, 5, 6], maxTokens: 12, stopIds: [7] })).toEqual(a);
+      for (const [i, p] of prompts.entries()) {
+        const r = a[i]!;
+        const all = [...p, ...r.tokenIds];
+        const lp = sequenceLogprobs(model.forward(all).logits, config.vocabSize, all);
+        for (const [k, v] of r.logprobs.entries()) expect(v).toBeCloseTo(lp[p.length + k]!, 4);
+        expect(r.finishReason === 'stop').toBe(r.tokenIds.at(-1) === 7);
+      }
+    },
+  );
 });
