@@ -162,6 +162,10 @@ program
   .option('--heads <n>', `attention heads (default ${PM.nHead})`)
   .option('--width <n>', `model width (default ${PM.dModel})`)
   .option('--untied', 'separate input and output embeddings')
+  .option(
+    '--previous-token',
+    'add an embedding of the previous token to each position (makes copying from the context easy to learn; with --init, added at zero)',
+  )
   .option('--workers <n>', 'gradient worker threads (default: 2, or 1 on a one-core machine)')
   .option(
     '--copy-drills <x>',

@@ -25,6 +25,7 @@ export interface PretrainFlags {
   readonly heads?: string;
   readonly width?: string;
   readonly untied?: boolean;
+  readonly previousToken?: boolean;
   readonly workers?: string;
   readonly saveEvery?: string;
   readonly heldOut?: string;
@@ -72,6 +73,7 @@ export function pretrainOptions(flags: PretrainFlags, log: (line: string) => voi
     nHead: int('--heads', flags.heads),
     dModel: int('--width', flags.width),
     ...(flags.untied ? { tiedEmbeddings: false } : {}),
+    ...(flags.previousToken ? { previousTokenEmbedding: true } : {}),
   };
   const width = config.dModel ?? DEFAULT_PRETRAIN_MODEL.dModel;
   const heads = config.nHead ?? DEFAULT_PRETRAIN_MODEL.nHead;

@@ -273,6 +273,45 @@ describe('pretrain', () => {
     ).rejects.toThrow(/--init .*nowhere/);
   });
 
+  it('--init keeps the settings it is not given from the checkpoint, and can add the previous-token map', async () => {
+    const first = tempDir();
+    const made = { seed: 6, tasks: 6, batchSize: 4, lr: 1e-2, overflow: 'tail' as const, contextWeight: 0.2 };
+    const a = await pretrain({ ...made, config: tiny, steps: 2, heldOut: 0, outDir: first });
+    const third = tempDir();
+    const c = await pretrain({
+      init: first,
+      config: { previousTokenEmbedding: true },
+      copyDrills: 0.25,
+      steps: 2,
+      heldOut: 2,
+      outDir: third,
+    });
+    const { init: _, ...inherited } = c.config.settings;
+    expect(inherited).toEqual({
+      ...a.config.settings,
+      model: { ...a.config.settings.model, previousTokenEmbedding: true },
+      copyDrills: 0.25,
+    });
+    expect(c.config.command).toContain(`--init ${first} --previous-token --out ${third}`);
+    expect(c.model.layout.prev).toBeGreaterThanOrEqual(0);
+    expect(c.model.numParams).toBe(a.model.numParams + tiny.dModel * tiny.dModel);
+    // the held-out checkpoints also score the copy probe
+    expect(c.history.at(-1)?.copyProbe?.tokens).toBeGreaterThan(0);
+    // the grown model resumes like any other
+    expect(
+      (
+        await pretrain({
+          init: first,
+          config: { previousTokenEmbedding: true },
+          copyDrills: 0.25,
+          steps: 3,
+          heldOut: 2,
+          outDir: third,
+        })
+      ).resumedFrom,
+    ).toBe(2);
+  });
+
   it('a corrupted model.bin fails to load with a clear error', async () => {
     const outDir = tempDir();
     await pretrain({

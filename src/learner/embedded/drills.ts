@@ -3,17 +3,23 @@
  *
  * Writing an argument means copying a value from the request or a tool result, which a transformer
  * does with induction heads (find the earlier occurrence of the current token, predict what came
- * after it). Trained only on demonstrations, the small model had formed none after ~10M tokens
+ * after it). Trained only on demonstrations, the small model had formed none after ~18M tokens
  * (0% on repeated random tokens) and got names and call structure right but values wrong. A
  * repeated random run can only be predicted by copying, so drills are a dense, unambiguous signal
- * for exactly that circuit. Measured so far: a fresh 2-layer, width-64 model trained on drills alone
- * goes from 12% to 46% of repeated tokens between steps 1,000 and 1,500 (the usual sudden phase
- * change); continuing the demonstration-trained base on drills (600 steps alone, or 200 steps at a
- * 30% share) did not move it off chance. When to mix them in (from the first step, or a drills-first
- * phase) is still open.
+ * for exactly that circuit.
+ *
+ * Measured (4 layers, width 128, vocabulary 1,024, batches of 16 drills): with learned absolute
+ * positions alone, none of the settings tried left chance within 600-1,500 steps; with the
+ * previous-token map (model.ts `previousTokenEmbedding`) a fresh model goes from chance to 98% of
+ * repeats between steps 150 and 400, and the demonstration-trained base, grown by that map, in
+ * about 200 steps. Short runs (8 to 32 tokens) learn it far sooner than runs up to 192 (still at
+ * chance after 150 steps): more repeats per token of compute and a sharper signal while attention
+ * is still diffuse. The circuit matches on content, so it copies over any distance once formed.
  */
 import type { Rng } from '../../envs/mini/index.js';
 import type { SupervisedSequence } from './supervised.js';
+
+const MAX_RUN = 32;
 
 export interface DrillShape {
   /** ids below this are never drawn (bytes and special tokens) */
@@ -22,9 +28,9 @@ export interface DrillShape {
   readonly contextLength: number;
 }
 
-/** One drill: `k` random tokens (k from 8 up to 192, capped by the context), then the same again. */
+/** One drill: `k` random tokens (k from 8 up to 32, capped by the context), then the same again. */
 export function copyDrill(rng: Rng, shape: DrillShape): SupervisedSequence {
-  const maxRun = Math.max(2, Math.min(192, Math.floor(shape.contextLength / 2)));
+  const maxRun = Math.max(2, Math.min(MAX_RUN, Math.floor(shape.contextLength / 2)));
   const k = rng.int(Math.min(8, maxRun), maxRun);
   const run = Array.from({ length: k }, () => rng.int(shape.firstId, shape.vocabSize - 1));
   const tokens = [...run, ...run];

@@ -149,6 +149,9 @@ export interface DataStats {
   readonly targetTokens: number;
 }
 
+/** drills in the copy probe (fixed by the seed; scored where the held-out demonstrations are) */
+const COPY_PROBE_DRILLS = 16;
+
 export interface StepLog {
   readonly step: number;
   readonly loss: number;
@@ -158,6 +161,11 @@ export interface StepLog {
   readonly ms: number;
   /** at checkpoints: the fit on held-out demonstrations after this step */
   readonly heldOut?: HeldOutScore;
+  /**
+   * at checkpoints: greedy accuracy on fixed copy drills (random runs repeated), the probe for the
+   * induction heads that copying argument values needs; chance is 1/vocab
+   */
+  readonly copyProbe?: HeldOutScore;
 }
 
 export interface PretrainResult {
@@ -199,22 +207,29 @@ export const PRETRAIN_DEFAULTS = {
   heldOut: number;
 };
 
+/**
+ * The settings of a run: what the options give; for the rest, with `--init`, what that checkpoint
+ * was made with (continuing it on other data by accident would be easy to miss), else the defaults.
+ */
 function settingsOf(o: PretrainOptions, init?: InitCheckpoint): PretrainSettings {
   const d = PRETRAIN_DEFAULTS;
+  const from = init?.settings ?? {};
+  const pick = <K extends keyof typeof d & keyof PretrainSettings>(k: K): PretrainSettings[K] =>
+    (o[k] ?? from[k] ?? d[k]) as PretrainSettings[K];
   return {
-    seed: o.seed ?? d.seed,
-    tasks: o.tasks ?? d.tasks,
-    cueShare: o.cueShare ?? d.cueShare,
-    recoveryShare: o.recoveryShare ?? d.recoveryShare,
+    seed: pick('seed'),
+    tasks: pick('tasks'),
+    cueShare: pick('cueShare'),
+    recoveryShare: pick('recoveryShare'),
     model: init ? init.model.config : { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
-    batchSize: o.batchSize ?? d.batchSize,
-    lr: o.lr ?? d.lr,
-    schedule: o.schedule ?? d.schedule,
-    warmup: o.warmup ?? d.warmup,
-    maxGradNorm: o.maxGradNorm ?? d.maxGradNorm,
-    overflow: o.overflow ?? d.overflow,
-    contextWeight: o.contextWeight ?? d.contextWeight,
-    copyDrills: o.copyDrills ?? d.copyDrills,
+    batchSize: pick('batchSize'),
+    lr: pick('lr'),
+    schedule: pick('schedule'),
+    warmup: pick('warmup'),
+    maxGradNorm: pick('maxGradNorm'),
+    overflow: pick('overflow'),
+    contextWeight: pick('contextWeight'),
+    copyDrills: pick('copyDrills'),
     ...(init ? { init: { modelSha256: init.modelSha256 } } : {}),
   };
 }
@@ -223,6 +238,8 @@ interface InitCheckpoint {
   readonly model: Gpt;
   readonly tokenizer: Tokenizer;
   readonly modelSha256: string;
+  /** what it was made with, as far as its config.json says */
+  readonly settings: Partial<PretrainSettings>;
 }
 
 const MODEL_FLAGS: Record<keyof GptConfig, string> = {
@@ -232,6 +249,7 @@ const MODEL_FLAGS: Record<keyof GptConfig, string> = {
   nHead: '--heads',
   dModel: '--width',
   tiedEmbeddings: 'tied embeddings (--untied)',
+  previousTokenEmbedding: 'a previous-token embedding (--previous-token)',
 };
 
 /** The `--init` checkpoint, checked against the model options given with it. */
@@ -243,14 +261,23 @@ function loadInit(o: PretrainOptions): InitCheckpoint | undefined {
   } catch (e) {
     throw new PretrainError(`--init ${o.init}: ${(e as Error).message}`);
   }
+  const { previousTokenEmbedding: addPrevious, ...rest } = o.config ?? {};
+  // the one change of shape a continuation may make: the added table starts at zero, so the model
+  // it starts from computes what the checkpoint did
+  const grow = addPrevious === true && loaded.model.config.previousTokenEmbedding !== true;
   const model = loaded.model.config;
-  for (const [key, value] of Object.entries(o.config ?? {})) {
+  for (const [key, value] of Object.entries(rest)) {
     if (value !== undefined && model[key as keyof GptConfig] !== value)
       throw new PretrainError(
         `--init ${o.init} has ${MODEL_FLAGS[key as keyof GptConfig]} ${String(model[key as keyof GptConfig])}, not ${String(value)}; leave the model options out to continue it`,
       );
   }
-  return { model: loaded.model, tokenizer: loaded.tokenizer, modelSha256: loaded.config.modelSha256 };
+  return {
+    model: grow ? loaded.model.withPreviousTokenEmbedding() : loaded.model,
+    tokenizer: loaded.tokenizer,
+    modelSha256: loaded.config.modelSha256,
+    settings: loaded.config.settings as Partial<PretrainSettings>,
+  };
 }
 
 /** Settings as comparable text: keys sorted, and fields older checkpoints lack at their defaults. */
@@ -300,6 +327,7 @@ export function pretrainCommand(
           `--width ${m.dModel}`,
           ...(m.tiedEmbeddings ? [] : ['--untied']),
         ]),
+    ...(m.previousTokenEmbedding ? ['--previous-token'] : []),
     `--out ${outDir}`,
   ].join(' ');
 }
@@ -537,6 +565,10 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     vocabSize: tokenizer.vocabSize,
     contextLength: settings.model.contextLength,
   };
+  const probeRng = new Rng(mixSeed(settings.seed, 0xc0b1));
+  const copyProbe = Array.from({ length: heldOut.length > 0 ? COPY_PROBE_DRILLS : 0 }, () =>
+    copyDrill(probeRng, drillShape),
+  );
   const history: StepLog[] = [];
   let config = stepsDone === 0 ? save() : undefined;
   try {
@@ -560,6 +592,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       const ms = Math.round(performance.now() - t0);
       const checkpoint = stepsDone % saveEvery === 0 || stepsDone === steps;
       const score = checkpoint && heldOut.length > 0 ? heldOutScore(model, heldOut) : undefined;
+      const copy = checkpoint && copyProbe.length > 0 ? heldOutScore(model, copyProbe) : undefined;
       const entry: StepLog = {
         step: stepsDone,
         loss: r.loss,
@@ -568,6 +601,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
         lr,
         ms,
         ...(score ? { heldOut: score } : {}),
+        ...(copy ? { copyProbe: copy } : {}),
       };
       history.push(entry);
       appendFileSync(join(o.outDir, LOG_FILE), `${JSON.stringify(entry)}\n`);
@@ -576,7 +610,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
           score
             ? ` | held-out loss ${score.loss.toFixed(4)}, ${(100 * score.accuracy).toFixed(1)}% of assistant tokens`
             : ''
-        }`,
+        }${copy ? `, ${(100 * copy.accuracy).toFixed(1)}% of copy-drill repeats` : ''}`,
       );
       if (checkpoint) config = save();
     }
