@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodePythonCallList, decodeStep, structuredCallToString } from '../src/envs/bfcl/calls/decode.js';
 import { PySyntaxError, parsePythonExpression } from '../src/envs/bfcl/calls/parse.js';
-import { TaskEnvironment } from '../src/envs/bfcl/executor.js';
+import { instanceNameFor, TaskEnvironment } from '../src/envs/bfcl/executor.js';
 import { floatRepr, jsonDumps, repr } from '../src/envs/bfcl/py/format.js';
 import { parsePyJson } from '../src/envs/bfcl/py/json.js';
 import { formatFixed, pyRound } from '../src/envs/bfcl/py/ops.js';
@@ -88,6 +88,23 @@ describe('executor refuses code, keeps the reference errors', () => {
     expect(env.execute('frobnicate(x=1)')).toBe("Error during execution: name 'frobnicate' is not defined");
     expect(env.execute('ls(a=null)')).toBe("Error during execution: name 'null' is not defined");
     expect(env.execute('exit()')).toBe('Error during execution: Function call exit is not allowed.');
+  });
+
+  it('runs calls whatever characters the policy name carries', () => {
+    for (const modelName of ['embedded:base@58efd7322591', '7b-instruct', 'Qwen/Qwen2.5-7B', 'a b+c']) {
+      const named = new TaskEnvironment({
+        taskId: task.id,
+        involvedClasses: task.involvedClasses,
+        initialConfig: task.initialConfig,
+        longContext: false,
+        modelName,
+      });
+      expect(named.execute('pwd()'), modelName).not.toMatch(/^Error during execution/);
+      expect(named.execute("cd(folder='nowhere')"), modelName).not.toMatch(/^Error during execution/);
+    }
+    expect(instanceNameFor('Qwen/Qwen2.5-7B', 'multi_turn_base_0', 'GorillaFileSystem')).toBe(
+      'Qwen_Qwen2_5_7B_multi_turn_base_0_GorillaFileSystem_instance',
+    );
   });
 
   it('binds arguments with CPython TypeError texts', () => {

@@ -70,6 +70,17 @@ interface MethodRef {
   readonly spec: MethodSpec<BfclApi>;
 }
 
+/**
+ * The global name a class's instance goes by in rewritten calls. The reference replaces `-`, `.`
+ * and `/` (model names like `Qwen/Qwen2.5-7B`); any other character a policy name may carry (`@` in
+ * `embedded:base@1a2b3c`, `:`) is replaced too, or every call would fail to parse as an operator or
+ * a malformed number, and a leading digit gets `_` before it.
+ */
+export function instanceNameFor(model: string, taskId: string, className: ClassName): string {
+  const name = `${model}_${taskId}_${className}_instance`.replace(/[^\p{L}\p{N}_]/gu, '_');
+  return /^\p{N}/u.test(name) ? `_${name}` : name;
+}
+
 /** One task's live instances. Nothing is shared between two TaskEnvironments. */
 export class TaskEnvironment {
   readonly instances = new Map<ClassName, BfclApi>();
@@ -94,7 +105,7 @@ export class TaskEnvironment {
       }
       this.instances.set(className, instance);
       this.classes.set(className, cls);
-      const instanceName = `${model}_${options.taskId}_${className}_instance`.replace(/[-./:]/g, '_');
+      const instanceName = instanceNameFor(model, options.taskId, className);
       this.instanceNames.set(instanceName, className);
       this.instanceNameOf.set(className, instanceName);
       for (const method of Object.keys(cls.methods)) this.methodOwner.set(method, className);
