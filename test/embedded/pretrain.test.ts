@@ -294,6 +294,11 @@ describe('pretrain', () => {
     });
     expect(c.config.command).toContain(`--init ${first} --previous-token --out ${third}`);
     expect(c.model.layout.prev).toBeGreaterThanOrEqual(0);
+    // the chain that rebuilds it: the start's command and model, then (in its own fields) this one
+    expect(c.config.lineage).toEqual([{ command: a.config.command, modelSha256: a.config.modelSha256 }]);
+    const fourth = tempDir();
+    const d = await pretrain({ init: third, steps: 1, heldOut: 0, outDir: fourth });
+    expect(d.config.lineage?.map((l) => l.command)).toEqual([a.config.command, c.config.command]);
     expect(c.model.numParams).toBe(a.model.numParams + tiny.dModel * tiny.dModel);
     // the held-out checkpoints also score the copy probe
     expect(c.history.at(-1)?.copyProbe?.tokens).toBeGreaterThan(0);

@@ -132,6 +132,16 @@ export interface PretrainConfigFile extends CheckpointConfig {
   readonly command: string;
   readonly data: DataStats;
   readonly modelSha256: string;
+  /**
+   * With `--init`: the commands that made the checkpoint it started from, oldest first, each with
+   * the sha256 of the model it wrote, so the whole chain can be rebuilt (absent for a fresh run)
+   */
+  readonly lineage?: readonly LineageStep[];
+}
+
+export interface LineageStep {
+  readonly command: string;
+  readonly modelSha256: string;
 }
 
 export interface DataStats {
@@ -240,6 +250,8 @@ interface InitCheckpoint {
   readonly modelSha256: string;
   /** what it was made with, as far as its config.json says */
   readonly settings: Partial<PretrainSettings>;
+  /** how it was made: its own lineage, then its command */
+  readonly lineage: readonly LineageStep[];
 }
 
 const MODEL_FLAGS: Record<keyof GptConfig, string> = {
@@ -277,6 +289,10 @@ function loadInit(o: PretrainOptions): InitCheckpoint | undefined {
     tokenizer: loaded.tokenizer,
     modelSha256: loaded.config.modelSha256,
     settings: loaded.config.settings as Partial<PretrainSettings>,
+    lineage: [
+      ...((loaded.config as Partial<PretrainConfigFile>).lineage ?? []),
+      { command: loaded.config.command, modelSha256: loaded.config.modelSha256 },
+    ],
   };
 }
 
@@ -443,6 +459,7 @@ function dropLogAfter(path: string, stepsDone: number): void {
 
 export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const init = loadInit(o);
+  const lineage = init?.lineage;
   const settings = settingsOf(o, init);
   const steps = o.steps ?? PRETRAIN_DEFAULTS.steps;
   const saveEvery = Math.max(1, o.saveEvery ?? PRETRAIN_DEFAULTS.saveEvery);
@@ -555,6 +572,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       data,
       modelSha256: sha256Hex(bytes),
       tokenizerSha256: sha256Hex(tokenizerText),
+      ...(lineage ? { lineage } : {}),
     };
     writeAtomic(configPath, `${JSON.stringify(config, null, 2)}\n`);
     return config;
