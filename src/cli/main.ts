@@ -164,7 +164,7 @@ program
   .option('--untied', 'separate input and output embeddings')
   .option(
     '--previous-token',
-    'add an embedding of the previous token to each position (makes copying from the context easy to learn; with --init, added at zero)',
+    "add the previous token's embedding, through a learned map, to each position (copying from the context becomes easy to learn; with --init, added at zero)",
   )
   .option('--workers <n>', 'gradient worker threads (default: 2, or 1 on a one-core machine)')
   .option(

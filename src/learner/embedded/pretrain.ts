@@ -261,7 +261,7 @@ const MODEL_FLAGS: Record<keyof GptConfig, string> = {
   nHead: '--heads',
   dModel: '--width',
   tiedEmbeddings: 'tied embeddings (--untied)',
-  previousTokenEmbedding: 'a previous-token embedding (--previous-token)',
+  previousTokenEmbedding: 'the previous-token map (--previous-token)',
 };
 
 /** The `--init` checkpoint, checked against the model options given with it. */
@@ -274,7 +274,7 @@ function loadInit(o: PretrainOptions): InitCheckpoint | undefined {
     throw new PretrainError(`--init ${o.init}: ${(e as Error).message}`);
   }
   const { previousTokenEmbedding: addPrevious, ...rest } = o.config ?? {};
-  // the one change of shape a continuation may make: the added table starts at zero, so the model
+  // the one change of shape a continuation may make: the added map starts at zero, so the model
   // it starts from computes what the checkpoint did
   const grow = addPrevious === true && loaded.model.config.previousTokenEmbedding !== true;
   const model = loaded.model.config;

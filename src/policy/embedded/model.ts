@@ -668,7 +668,7 @@ export interface KvCache {
   readonly k: readonly Arr[]; // per layer [context, D]
   readonly v: readonly Arr[];
   length: number;
-  /** the token at position length - 1 (-1 while empty), for the previous-token embedding */
+  /** the token at position length - 1 (-1 while empty), for the previous-token map */
   last: number;
 }
 
@@ -713,8 +713,8 @@ export class Gpt {
   }
 
   /**
-   * This model with a previous-token embedding added at zero, so it computes exactly what this one
-   * does until training moves the new table (continuing a checkpoint that lacks it).
+   * This model with the previous-token map added at zero, so it computes exactly what this one does
+   * until training moves the map (continuing a checkpoint that lacks it).
    */
   withPreviousTokenEmbedding(): Gpt {
     if (this.layout.prev >= 0) return this.clone();
