@@ -85,6 +85,19 @@ describe('seal pretrain and seal eval --policy embedded (real processes, compile
     );
     expect(config.command).toMatch(/^seal pretrain --seed \d+ --tasks \d+ --steps \d+ /);
     expect(config.stepsDone).toBe(config.steps);
+    // made in stages: each command continues (--init) what the one before it wrote (--out)
+    const chain: string[] = [
+      ...(config.lineage ?? []).map((l: { command: string }) => l.command),
+      config.command,
+    ];
+    const flag = (cmd: string, name: string) => cmd.match(new RegExp(`--${name} (\\S+)`))?.[1];
+    for (let i = 1; i < chain.length; i++) expect(flag(chain[i]!, 'init')).toBe(flag(chain[i - 1]!, 'out'));
+    expect(flag(chain[0]!, 'init')).toBeUndefined();
+    expect(flag(config.command, 'out')).toBe('checkpoints/embedded-base');
+    // the policy's calls reach the tools (its name, with '@' and a digest, once broke every one)
+    const results = readFileSync(join(out, 'results.jsonl'), 'utf8');
+    expect(results).toContain('"calls"');
+    expect(results).not.toMatch(/operator '@'|invalid decimal literal/);
   });
 
   it('refuses bad flags and damaged checkpoints with a message saying what to do', async () => {
