@@ -3,6 +3,7 @@ import { type GrpoSequence, grpoLossAndGrad } from '../../src/learner/embedded/g
 import { crossEntropyLossAndGrad } from '../../src/learner/embedded/supervised.js';
 import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
+import { randomPreviousMap } from '../support/embedded.js';
 
 const base: Omit<GptConfig, 'tiedEmbeddings'> = {
   vocabSize: 50,
@@ -28,14 +29,6 @@ function sampleIndices(model: Gpt, rng: Rng, perTensor: number, tokens: number[]
     out.push(model.layout.wte + t * D + (rng.nextU32() % D));
   }
   return out;
-}
-
-/** the previous-token map starts at zero, where the gradient of what feeds it would be zero too */
-function randomPreviousMap(model: Gpt): void {
-  if (model.layout.prev < 0) return;
-  const rng = new Rng(77);
-  const n = model.config.dModel * model.config.dModel;
-  for (let i = 0; i < n; i++) model.params[model.layout.prev + i] = 0.2 * rng.normal();
 }
 
 function check(model: Gpt, loss: () => number, grads: Float64Array, idx: number[]): number {
@@ -73,7 +66,7 @@ describe.each([
       const model = Gpt.init(config, 7, 'float64');
       // larger init than GPT-2's so every path carries signal
       for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
-      randomPreviousMap(model);
+      randomPreviousMap(model, 77, 0.2);
       const rng = new Rng(1);
       const data = seqs(rng, 2, 12, config.vocabSize);
       const batch = data.map((tokens, i) => ({
@@ -89,7 +82,7 @@ describe.each([
     it('GRPO loss backward (clip + k3 KL) matches central differences', () => {
       const model = Gpt.init(config, 11, 'float64');
       for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
-      randomPreviousMap(model);
+      randomPreviousMap(model, 77, 0.2);
       const reference = model.clone();
       const rr = new Rng(5);
       for (let i = 0; i < reference.params.length; i++)
@@ -123,7 +116,7 @@ describe('float32 kernels', () => {
   it('give the float64 gradient to float32 precision', () => {
     const config: GptConfig = { ...base, tiedEmbeddings: false, previousTokenEmbedding: true };
     const m64 = Gpt.init(config, 3, 'float64');
-    randomPreviousMap(m64);
+    randomPreviousMap(m64, 77, 0.2);
     const m32 = m64.clone('float32');
     const rng = new Rng(9);
     const batch = seqs(rng, 2, 16, config.vocabSize).map((tokens) => ({ tokens }));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
+import { randomPreviousMap } from '../support/embedded.js';
 
 const config: GptConfig = {
   vocabSize: 61,
@@ -21,16 +22,8 @@ function randomTokens(seed: number, n: number, V: number): number[] {
 function sharpModel(c: GptConfig, seed: number): Gpt {
   const m = Gpt.init(c, seed);
   for (let i = 0; i < m.params.length; i++) m.params[i] = m.params[i]! * 6;
-  randomPreviousMap(m, seed);
+  randomPreviousMap(m, seed + 1000, 0.3);
   return m;
-}
-
-/** the previous-token map starts at zero; give it weights so tests exercise it */
-function randomPreviousMap(m: Gpt, seed: number): void {
-  if (m.layout.prev < 0) return;
-  const rng = new Rng(seed + 1000);
-  const n = m.config.dModel * m.config.dModel;
-  for (let i = 0; i < n; i++) m.params[m.layout.prev + i] = 0.3 * rng.normal();
 }
 
 describe('embedded model', () => {
@@ -70,7 +63,7 @@ describe('embedded model', () => {
     expect(grown.config.previousTokenEmbedding).toBe(true);
     expect(grown.numParams).toBe(model.numParams + config.dModel * config.dModel);
     expect(Array.from(grown.forward(tokens).logits)).toEqual(Array.from(model.forward(tokens).logits));
-    randomPreviousMap(grown, 9);
+    randomPreviousMap(grown, 1009, 0.3);
     const before = model.forward(tokens).logits;
     const after = grown.forward(tokens).logits;
     const V = config.vocabSize;
