@@ -10,8 +10,9 @@ import { EMBEDDED_TOOL_FORMAT, EmbeddedPolicy } from '../policy/embedded/policy.
 import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
+import { UsageError } from '../util/errors.js';
 import { progressBar } from './progress.js';
-import { splitIds, UsageError } from './verify.js';
+import { splitIds } from './verify.js';
 
 export type PolicyKind = 'server' | 'embedded';
 

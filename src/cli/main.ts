@@ -1,29 +1,26 @@
 /** The `seal` command line: thin wrappers that parse flags and call the parts. */
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { TOOL_CALL_FORMATS } from '../agent/format.js';
 import { DATA_DIR_ENV, defaultCacheDir, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import { BASE_URL_ENV, pullBfcl } from '../envs/bfcl/data/pull.js';
-import { DataMissingError, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
+import { SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
-import { CompareError } from '../eval/compare.js';
-import { RunFolderError } from '../eval/run.js';
-import {
-  PRETRAIN_DEFAULTS as PD,
-  DEFAULT_PRETRAIN_MODEL as PM,
-  PretrainError,
-} from '../learner/embedded/pretrain.js';
-import { CheckpointError } from '../policy/embedded/checkpoint.js';
+import { PRETRAIN_DEFAULTS as PD, DEFAULT_PRETRAIN_MODEL as PM } from '../learner/embedded/pretrain.js';
 import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
+import { UsageError, UserError } from '../util/errors.js';
 import { type EvalFlags, runCompareCommand, runEvalCommand } from './eval.js';
 import { type PretrainFlags, runPretrainCommand } from './pretrain.js';
-import { runVerify, UsageError } from './verify.js';
+import { runVerify } from './verify.js';
 
 const program = new Command();
 program
   .name('seal')
   .description('SEAL: train tool-use agents together with their training environments (BFCL multi-turn).')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // commander's own usage errors (unknown flag, bad choice, missing option) are the user's to fix
+  // like every other: exit 2, no stack trace
+  .exitOverride();
 
 const dataDirOption = () =>
   new Option('--data-dir <dir>', `BFCL data directory (default: $${DATA_DIR_ENV}, else the pull cache)`);
@@ -216,14 +213,10 @@ data
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  if (
-    e instanceof UsageError ||
-    e instanceof DataMissingError ||
-    e instanceof RunFolderError ||
-    e instanceof CompareError ||
-    e instanceof CheckpointError ||
-    e instanceof PretrainError
-  ) {
+  if (e instanceof CommanderError) {
+    // help and --version end through here too, with exit code 0; commander already printed
+    process.exitCode = e.exitCode === 0 ? 0 : 2;
+  } else if (e instanceof UserError) {
     console.error(`seal: ${e.message}`);
     process.exitCode = 2;
   } else if (e instanceof ModelServerError || e instanceof ContextOverflowError) {

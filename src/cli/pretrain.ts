@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import type { LrSchedule, Overflow, PretrainOptions } from '../learner/embedded/pretrain.js';
 import { DEFAULT_PRETRAIN_MODEL, pretrain } from '../learner/embedded/pretrain.js';
-import { UsageError } from './verify.js';
+import { UsageError } from '../util/errors.js';
 
 /** Every flag but --out is optional: what is not given takes pretrain()'s default. */
 export interface PretrainFlags {

@@ -1,6 +1,5 @@
 /** `seal verify`: score a BFCL result file with the official checker. */
-import { createReadStream, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CallRecorder, trajectoryFromCalls } from '../agent/trajectory.js';
 import { decodeStep } from '../envs/bfcl/calls/decode.js';
@@ -12,6 +11,8 @@ import { markdownTable } from '../eval/table.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import { LABELS, type Label } from '../seal/labels.js';
 import { rolloutWeight } from '../seal/weighting.js';
+import { UsageError } from '../util/errors.js';
+import { writeJsonLines } from '../util/files.js';
 
 export interface VerifyOptions {
   /** add per-turn diagnosis labels and the rollout weight w_j to every verdict */
@@ -22,8 +23,6 @@ export interface VerifyOptions {
   readonly out?: string;
   readonly split?: string;
 }
-
-export class UsageError extends Error {}
 
 export interface TaskVerdict {
   readonly id: string;
@@ -160,14 +159,6 @@ export function splitIds(data: BfclData, split: string): Set<string> {
       `--split: unknown task id(s) ${bad.slice(0, 3).join(', ')}. Use train, test, all or a comma-separated id list.`,
     );
   return new Set(ids);
-}
-
-/** Write atomically: a reader never sees half a file. */
-export function writeJsonLines(path: string, rows: readonly unknown[]): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
-  renameSync(tmp, path);
 }
 
 /** Turn labels per category: count and share of the category's turns. */

@@ -2,10 +2,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
+import { UserError } from '../util/errors.js';
 import type { Summary } from './summary.js';
 import { markdownTable } from './table.js';
 
-export class CompareError extends Error {}
+export class CompareError extends UserError {}
 
 export function readSummary(dir: string): Summary {
   const path = join(dir, 'summary.json');

@@ -10,7 +10,7 @@
  * Finished tasks are appended one line at a time, so an interrupted run loses nothing that
  * finished; rerunning into the same folder runs only the rest.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
@@ -22,6 +22,8 @@ import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { rolloutWeight } from '../seal/weighting.js';
+import { UserError } from '../util/errors.js';
+import { readJsonLines, writeAtomic } from '../util/files.js';
 import { type Summary, summarise, summaryTable } from './summary.js';
 
 export interface EvalRunConfig {
@@ -43,38 +45,22 @@ export interface EvalResultRow {
   readonly trajectory: Trajectory;
 }
 
-export class RunFolderError extends Error {}
+export class RunFolderError extends UserError {}
 
 const RUN_FILE = 'run.json';
 const RESULTS_FILE = 'results.jsonl';
 const BFCL_RESULT_FILE = 'bfcl_result.jsonl';
 
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
 /** Finished rows of an earlier run; a torn last line (the run was killed mid-write) is dropped. */
 export function readFinished(dir: string): Map<string, EvalResultRow> {
   const path = join(dir, RESULTS_FILE);
-  const rows = new Map<string, EvalResultRow>();
-  if (!existsSync(path)) return rows;
-  const lines = readFileSync(path, 'utf8').split('\n');
-  let torn = false;
-  for (const line of lines) {
-    if (!line.trim()) continue;
-    try {
-      const row = JSON.parse(line) as EvalResultRow;
-      if (typeof row.id === 'string' && row.trajectory) rows.set(row.id, row);
-      else torn = true;
-    } catch {
-      torn = true;
-    }
-  }
-  if (torn)
-    writeAtomic(path, [...rows.values()].map((r) => JSON.stringify(r)).join('\n') + (rows.size ? '\n' : ''));
-  return rows;
+  const isRow = (r: unknown): r is EvalResultRow =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as EvalResultRow).id === 'string' &&
+    !!(r as EvalResultRow).trajectory;
+  const { rows } = readJsonLines(path, isRow, { repair: true });
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 function checkRunConfig(dir: string, config: EvalRunConfig): void {

@@ -17,7 +17,7 @@
  * from its step count (batches are drawn from (seed, step), so a resumed run sees the same batches).
  * Different settings are an error.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mixSeed, Rng } from '../../envs/mini/index.js';
 import {
@@ -32,6 +32,8 @@ import {
 import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
+import { UserError } from '../../util/errors.js';
+import { writeAtomic } from '../../util/files.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { copyDrill } from './drills.js';
 import { warmupCosine } from './optim.js';
@@ -192,7 +194,7 @@ export { CONFIG_FILE, LOG_FILE, MODEL_FILE, TOKENIZER_FILE };
 export const OPTIMIZER_FILE = 'optimizer.bin';
 
 /** Settings that cannot work, or that conflict with the checkpoint already in the directory. */
-export class PretrainError extends Error {}
+export class PretrainError extends UserError {}
 
 /** What an option left out means (also what `seal pretrain --help` shows). */
 export const PRETRAIN_DEFAULTS = {
@@ -421,12 +423,6 @@ export function demonstrationSequences(
       targetTokens: targets,
     },
   };
-}
-
-function writeAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
 }
 
 /** Load a checkpoint directory; corrupt or mismatched files fail with a clear error. */

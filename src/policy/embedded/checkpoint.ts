@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UserError } from '../../util/errors.js';
 import { Gpt, type GptConfig } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 
@@ -35,7 +36,7 @@ export interface CheckpointConfig {
 
 export const sha256Hex = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 
-export class CheckpointError extends Error {}
+export class CheckpointError extends UserError {}
 
 export function loadCheckpoint<C extends CheckpointConfig = CheckpointConfig>(
   dir: string,

@@ -8,8 +8,10 @@
  * constants as `derived/long_context_constants.json`, the form the loader reads.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../../../util/errors.js';
+import { writeAtomic } from '../../../util/files.js';
 import { literalValue, parsePythonExpression } from '../calls/parse.js';
 import { jsonDumps } from '../py/format.js';
 import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../py/values.js';
@@ -35,16 +37,9 @@ export interface PullReport {
   readonly failed: { readonly path: string; readonly reason: string }[];
 }
 
-export class PullError extends Error {}
+export class PullError extends UserError {}
 
 const sha256 = (buf: Uint8Array) => createHash('sha256').update(buf).digest('hex');
-
-function writeAtomic(path: string, data: Uint8Array | string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.part-${process.pid}`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
-}
 
 export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
   const manifest = opts.manifest ?? BFCL_MANIFEST;

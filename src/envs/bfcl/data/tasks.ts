@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../../../util/errors.js';
 import type { ClassName, LongContextConstants } from '../apis/api.js';
 import { isClassName } from '../apis/api.js';
 import { parsePyJson } from '../py/json.js';
@@ -110,7 +111,7 @@ export const LONG_CONTEXT_CONSTANTS_FILE = join('derived', 'long_context_constan
 export const SPLIT_FILE = 'seal_400_split.json';
 
 /** Raised when the data directory is missing or incomplete; the message says how to fix it. */
-export class DataMissingError extends Error {}
+export class DataMissingError extends UserError {}
 
 export function categoryOf(id: string): Category {
   const m = /^multi_turn_(.+)_\d+$/.exec(id);
