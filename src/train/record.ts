@@ -1,0 +1,184 @@
+/**
+ * The run record of `seal train`: what a training run leaves in its folder, as plain JSON a person
+ * can read and a tool can load (the report, `seal compare`, resume). Every file is written
+ * atomically or appended a whole line at a time, so a run killed at any moment leaves a readable
+ * record of its completed rounds.
+ *
+ *   run.json                      RunManifest: method, seed, config and overrides, code version, base
+ *   rounds.jsonl                  one RoundRecord per completed round, in order
+ *   rollouts/round-NNNN.jsonl     one RolloutRecord per rollout of round NNNN (1-based)
+ *   validation/round-NNNN/        strict validation after round NNNN: an eval run folder
+ *   eval-start/, eval-final/      strict evaluation of the start and final policy: eval run folders
+ *                                 (summary.json in the `seal verify --json` shape, results.jsonl)
+ *   checkpoint/                   the policy after the last completed round (and the learner state)
+ *   state.json                    what resume needs beyond the checkpoint (see resume.ts)
+ *
+ * An eval run folder is what `seal eval --out` writes (src/eval/run.ts).
+ */
+import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
+import type { Summary } from '../eval/summary.js';
+import type { InterfaceState } from '../seal/interface/state.js';
+import type { Label } from '../seal/labels.js';
+import type { ProfileSnapshot } from '../seal/profile.js';
+import type { Trajectory } from '../seal/trajectory.js';
+
+export const RUN_FORMAT = 'seal-train-run' as const;
+export const RUN_VERSION = 1 as const;
+
+/**
+ * The five methods of the paper's comparison (method doc sections 2 and 8): each switch changes
+ * exactly what it names and nothing else.
+ *   seal            the full loop: interface evolved every round, advantages scaled by w_j
+ *   vanilla         plain GRPO: the base interface (no cues at all), w_j = 1
+ *   no-env          no interface evolution: the base interface every round, w_j as in seal
+ *   no-reweight     w_j = 1, the interface evolves as in seal
+ *   no-closed-loop  the interface evolves once, after round 1, then stays frozen; w_j as in seal
+ */
+export const METHODS = ['seal', 'vanilla', 'no-env', 'no-reweight', 'no-closed-loop'] as const;
+export type Method = (typeof METHODS)[number];
+
+export const RUN_FILES = {
+  manifest: 'run.json',
+  rounds: 'rounds.jsonl',
+  rolloutsDir: 'rollouts',
+  validationDir: 'validation',
+  evalStart: 'eval-start',
+  evalFinal: 'eval-final',
+  checkpoint: 'checkpoint',
+  state: 'state.json',
+  report: 'report.html',
+} as const;
+
+/** `rollouts/round-0007.jsonl`, `validation/round-0007` */
+export const roundName = (round: number): string => `round-${String(round).padStart(4, '0')}`;
+
+export interface RunManifest {
+  readonly format: typeof RUN_FORMAT;
+  readonly version: typeof RUN_VERSION;
+  readonly method: Method;
+  readonly seed: number;
+  readonly suite: SuiteName;
+  /** the whole resolved configuration (every key, defaults included) */
+  readonly config: Readonly<Record<string, unknown>>;
+  /** the keys the user set (config file or flags) and their values */
+  readonly overrides: Readonly<Record<string, unknown>>;
+  /** the command line that started the run */
+  readonly command: string;
+  readonly code: { readonly version: string; readonly git?: string };
+  readonly base: {
+    /** checkpoint directory as given, and the sha256 of its weights */
+    readonly checkpoint: string;
+    readonly modelSha256: string;
+  };
+  readonly budget: {
+    readonly rounds: number;
+    readonly tasksPerRound: number;
+    readonly groupSize: number;
+    /** rounds x tasks x group size */
+    readonly rollouts: number;
+  };
+  readonly sampling: { readonly temperature: number; readonly topP: number; readonly maxTokens: number };
+  /** ISO time */
+  readonly started: string;
+}
+
+/** aggregate statistics of one round's rollouts */
+export interface RolloutStats {
+  readonly count: number;
+  readonly meanReward: number;
+  /** share of tasks (groups) with at least one successful rollout */
+  readonly groupSuccess: number;
+  /** groups whose rewards differ (the only ones with a nonzero GRPO advantage) */
+  readonly groupsWithVariance: number;
+  readonly meanCompletionTokens: number;
+  readonly steps: number;
+  /** steps whose output did not parse into tool calls */
+  readonly parseErrors: number;
+}
+
+/** summary of numbers across a round's rollouts */
+export interface Distribution {
+  readonly mean: number;
+  readonly min: number;
+  readonly max: number;
+  /** counts over `edges.length - 1` equal bins */
+  readonly histogram?: { readonly edges: readonly number[]; readonly counts: readonly number[] };
+}
+
+export interface LearnerStats {
+  readonly loss: number;
+  readonly pgLoss: number;
+  /** token-mean k3 KL to the reference policy */
+  readonly kl: number;
+  readonly clipFrac: number;
+  readonly gradNorm: number;
+  /** tokens that carried loss */
+  readonly tokens: number;
+  readonly sequences: number;
+  readonly lr: number;
+  /** optimiser steps taken this round (0 when no group had reward variance) */
+  readonly steps: number;
+}
+
+export interface ValidationRecord {
+  /** the round after which the policy was validated (0: before training) */
+  readonly round: number;
+  readonly summary: Summary;
+  /** the eval run folder, relative to the run folder */
+  readonly dir: string;
+}
+
+export interface RoundTimings {
+  /** wall time of the policy's sampling */
+  readonly samplingMs: number;
+  /** environment, verifier and diagnosis */
+  readonly envMs: number;
+  readonly learnMs: number;
+  readonly validationMs: number;
+  readonly totalMs: number;
+}
+
+export interface RoundRecord {
+  /** 1-based */
+  readonly round: number;
+  /** the policy version the rollouts were sampled from (0 = the base) */
+  readonly policyVersion: number;
+  readonly tasks: readonly string[];
+  readonly rollouts: RolloutStats;
+  /** label counts over every user turn of the round's rollouts */
+  readonly labels: Readonly<Partial<Record<Label, number>>>;
+  /** the failure profile after observing this round */
+  readonly profile: ProfileSnapshot;
+  /** the interface the round's rollouts were shown */
+  readonly interface: InterfaceState;
+  /** the interface for the next round, evolved from this round's profile (same as `interface` when frozen) */
+  readonly nextInterface: InterfaceState;
+  readonly weights: Distribution;
+  /** |A_j| and |w_j A_j| over the round's rollouts */
+  readonly advantages: { readonly meanAbs: number; readonly meanAbsWeighted: number };
+  readonly learner: LearnerStats;
+  readonly timings: RoundTimings;
+  readonly validation?: ValidationRecord;
+  /** ISO time the round was completed */
+  readonly finished: string;
+}
+
+export interface RolloutRecord {
+  readonly round: number;
+  readonly policyVersion: number;
+  readonly taskId: string;
+  readonly category: Category;
+  /** index of the task's group within the round, and of the rollout within its group */
+  readonly group: number;
+  readonly sample: number;
+  readonly reward: 0 | 1;
+  /** one diagnosis label per user turn */
+  readonly labels: readonly Label[];
+  /** w_j (1 when the method does not reweight) */
+  readonly weight: number;
+  /** A_j, the group-relative advantage, and the w_j A_j the update used */
+  readonly advantage: number;
+  readonly weightedAdvantage: number;
+  readonly completionTokens: number;
+  readonly trajectory: Trajectory;
+}
