@@ -251,7 +251,7 @@ describe('GRPO on the pool', () => {
     const parallel = new GrpoLearner(sharedModel(init), init.clone(), { ...opts, workers: 2 });
     const logprobOfRewarded = (m: Gpt) =>
       batch
-        .filter((s) => s.advantage > 0)
+        .filter((s) => (s.advantage as number) > 0)
         .reduce((sum, s) => {
           const lp = sequenceLogprobs(m.forward(s.tokens).logits, m.config.vocabSize, s.tokens);
           return sum + lp.reduce((a, x, t) => a + (s.lossMask[t]! > 0 ? x : 0), 0);

@@ -19,8 +19,11 @@ export interface GrpoSequence {
   readonly lossMask: readonly number[];
   /** per token, the sampler's logprob (read where lossMask is 1) */
   readonly oldLogprobs: readonly number[];
-  /** the sequence's advantage (already group-normalised and diagnosis-weighted) */
-  readonly advantage: number;
+  /**
+   * the advantage (already group-normalised and diagnosis-weighted): one for the whole sequence, or
+   * one per token (read where lossMask is 1), e.g. when only some turns of a rollout take its credit
+   */
+  readonly advantage: number | readonly number[];
   /** per token, the reference model's logprobs; computed from `reference` when absent */
   readonly refLogprobs?: readonly number[];
 }
@@ -30,6 +33,11 @@ export interface GrpoOptions extends AdamOptions {
   readonly clipEps?: number;
   /** k3 KL-to-reference coefficient; default 0.001 */
   readonly klCoef?: number;
+  /**
+   * the sampling temperature the old logprobs were drawn at: the ratio compares like with like
+   * (logits / T for both); default 1. The KL term always uses the untempered distributions.
+   */
+  readonly temperature?: number;
   /** global gradient-norm clip; default 1 */
   readonly maxGradNorm?: number;
   /** sequences whose activations are alive at once; default 1 */
@@ -42,7 +50,7 @@ export interface GrpoOptions extends AdamOptions {
 }
 
 /** what shapes the loss (the rest of `GrpoOptions` is the optimiser's and the threads') */
-export type GrpoLossOptions = Pick<GrpoOptions, 'clipEps' | 'klCoef' | 'microBatchSize'>;
+export type GrpoLossOptions = Pick<GrpoOptions, 'clipEps' | 'klCoef' | 'microBatchSize' | 'temperature'>;
 
 export interface GrpoStats {
   /** token-mean total loss (surrogate + klCoef * kl) before the step */
@@ -72,8 +80,14 @@ export interface GrpoSums {
 export function grpoTargets(batch: readonly GrpoSequence[]): number {
   let n = 0;
   for (const s of batch) {
-    if (s.lossMask.length !== s.tokens.length || s.oldLogprobs.length !== s.tokens.length) {
-      throw new Error('GRPO: tokens, lossMask and oldLogprobs must have the same length');
+    if (
+      s.lossMask.length !== s.tokens.length ||
+      s.oldLogprobs.length !== s.tokens.length ||
+      (typeof s.advantage !== 'number' && s.advantage.length !== s.tokens.length)
+    ) {
+      throw new Error(
+        'GRPO: tokens, lossMask, oldLogprobs (and per-token advantages) must have the same length',
+      );
     }
     if ((s.lossMask[0] ?? 0) > 0)
       throw new Error('GRPO: the first token cannot carry loss (nothing predicts it)');
@@ -98,6 +112,8 @@ export function grpoSumsAndGrad(
   const eps = opts.clipEps ?? 0.2;
   const beta = opts.klCoef ?? 0.001;
   const micro = Math.max(1, Math.floor(opts.microBatchSize ?? 1));
+  const T = opts.temperature ?? 1;
+  if (!(T > 0)) throw new Error('GRPO: the sampling temperature must be above 0');
   const V = model.config.vocabSize;
   let n = 0;
   let pgSum = 0;
@@ -110,36 +126,46 @@ export function grpoSumsAndGrad(
     for (const [i, s] of mb.entries()) {
       const { logits, cache } = fwd[i]!;
       const lp = sequenceLogprobs(logits, V, s.tokens);
+      // the ratio's logprobs at the sampling temperature; d/dz log softmax(z/T) = (1/T) (onehot - softmax(z/T))
+      let tempered = logits;
+      if (T !== 1) {
+        tempered = allocate(model.dtype, logits.length);
+        for (let j = 0; j < logits.length; j++) tempered[j] = logits[j]! / T;
+      }
+      const lpT = T === 1 ? lp : sequenceLogprobs(tempered, V, s.tokens);
       let ref: ArrayLike<number> | null = s.refLogprobs ?? null;
       if (!ref && beta !== 0) {
         if (!reference) throw new Error('GRPO: no reference model and no refLogprobs');
         ref = sequenceLogprobs(reference.forward(s.tokens).logits, V, s.tokens);
       }
       const dlogits = grads ? allocate(model.dtype, logits.length) : null;
-      const A = s.advantage;
       for (let t = 1; t < s.tokens.length; t++) {
         if (s.lossMask[t]! <= 0) continue;
         n++;
-        const logp = lp[t]!;
-        const ratio = Math.exp(logp - s.oldLogprobs[t]!);
+        const A = typeof s.advantage === 'number' ? s.advantage : s.advantage[t]!;
+        const ratio = Math.exp(lpT[t]! - s.oldLogprobs[t]!);
         const cr = Math.min(Math.max(ratio, 1 - eps), 1 + eps);
         const unclipped = -A * ratio;
         const clippedLoss = -A * cr;
         ratioSum += ratio;
-        let dlp = 0;
+        let dlpT = 0;
         if (clippedLoss > unclipped) {
           pgSum += clippedLoss;
           clipped++;
         } else {
           pgSum += unclipped;
-          dlp = -A * ratio;
+          dlpT = -A * ratio;
         }
+        let dlp = 0;
         if (ref && beta !== 0) {
+          const logp = lp[t]!;
           const d = ref[t]! - logp;
           const e = Math.exp(d);
           klSum += e - d - 1;
-          dlp += beta * (1 - e);
+          dlp = beta * (1 - e);
         }
+        if (dlogits && dlpT !== 0)
+          addLogprobGrad(dlogits, tempered, V, t - 1, s.tokens[t]!, dlpT / T / denominator);
         if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, t - 1, s.tokens[t]!, dlp / denominator);
       }
       if (grads && dlogits) model.backward(cache, dlogits, grads);
