@@ -40,6 +40,11 @@ export interface Completion {
   /** native tool calls, when the backend returned structured calls */
   readonly toolCalls?: readonly NativeToolCall[];
   readonly finishReason?: string;
+  /**
+   * the prompt ids the completion was conditioned on, when the backend returns them (the embedded
+   * policy; vLLM's prompt_token_ids): a trainer's sequences are these and `tokenIds`, never re-tokenised
+   */
+  readonly promptTokenIds?: readonly number[];
   /** completion token ids and their logprobs, when the backend returns them */
   readonly tokenIds?: readonly number[];
   readonly logprobs?: readonly number[];

@@ -10,7 +10,7 @@
  *   validation/round-NNNN/        strict validation after round NNNN: an eval run folder
  *   eval-start/, eval-final/      strict evaluation of the start and final policy: eval run folders
  *                                 (summary.json in the `seal verify --json` shape, results.jsonl)
- *   checkpoint/                   the policy after the last completed round (and the learner state)
+ *   checkpoints/round-NNNN/       the policy after the last completed round, with the optimiser state
  *   state.json                    what resume needs beyond the checkpoint (see resume.ts)
  *
  * An eval run folder is what `seal eval --out` writes (src/eval/run.ts).
@@ -44,7 +44,7 @@ export const RUN_FILES = {
   validationDir: 'validation',
   evalStart: 'eval-start',
   evalFinal: 'eval-final',
-  checkpoint: 'checkpoint',
+  checkpoints: 'checkpoints',
   state: 'state.json',
   report: 'report.html',
 } as const;

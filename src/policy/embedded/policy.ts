@@ -126,6 +126,7 @@ export class EmbeddedPolicy implements Policy {
     return {
       text,
       finishReason: r.finishReason,
+      promptTokenIds: prompt,
       tokenIds: r.tokenIds,
       logprobs: r.logprobs,
       usage: { promptTokens: r.promptTokens, completionTokens: r.tokenIds.length },

@@ -1,0 +1,119 @@
+/** `seal train`: the SEAL loop (src/train). Every config key is also a flag, derived from the schema. */
+import { type Command, Option } from 'commander';
+import { loadSuite } from '../envs/suites.js';
+import {
+  describe,
+  flagOf,
+  flagValue,
+  keyKind,
+  resolveConfig,
+  TRAIN_DEFAULTS,
+  TRAIN_KEYS,
+  type TrainConfig,
+  type TrainKey,
+} from '../train/config.js';
+import type { RoundProgress } from '../train/loop.js';
+import type { RoundRecord } from '../train/record.js';
+import { resumeTraining, startTraining } from '../train/train.js';
+import { UsageError } from '../util/errors.js';
+
+function defaultOutDir(method: string, seed: number): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  return `runs/${stamp}-${method}-s${seed}`;
+}
+
+function roundLine(r: RoundRecord, rounds: number, startedAt: number, roundsDone: number): string {
+  const ro = r.rollouts;
+  const labels = Object.entries(r.labels)
+    .sort((a, b) => b[1]! - a[1]!)
+    .slice(0, 3)
+    .map(([l, n]) => `${l} ${n}`)
+    .join(', ');
+  const secs = (Date.now() - startedAt) / 1000;
+  const eta = roundsDone > 0 ? ((secs / roundsDone) * (rounds - r.round)) / 60 : 0;
+  const rps = ro.count / (r.timings.totalMs / 1000);
+  const val = r.validation ? ` | validation ${r.validation.summary.average.toFixed(2)}` : '';
+  return `round ${r.round}/${rounds} | ${rps.toFixed(1)} rollouts/s | reward ${ro.meanReward.toFixed(3)} | groups with signal ${ro.groupsWithVariance} | parse errors ${ro.parseErrors}/${ro.steps} | KL ${r.learner.kl.toFixed(4)} | ${labels}${val} | ETA ${eta.toFixed(1)} min`;
+}
+
+function progressLine(p: RoundProgress): string {
+  return `round ${p.round}/${p.rounds} ${p.phase} ${p.done}/${p.total}`;
+}
+
+export function registerTrain(program: Command): void {
+  const cmd = program
+    .command('train')
+    .description(
+      'Train the embedded policy with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
+    )
+    .option('--config <file>', 'YAML file of config keys (flags override it)')
+    .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
+    .option('--resume <dir>', 'continue a run folder from its last completed round')
+    .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
+    .option('--quiet', 'no progress lines');
+  for (const key of TRAIN_KEYS) {
+    const kind = keyKind(key);
+    const def = TRAIN_DEFAULTS[key];
+    const opt = new Option(
+      `${flagOf(key)} <${typeof kind === 'object' ? 'choice' : kind === 'boolean' ? 'true|false' : 'value'}>`,
+      `${describe(key)}${def !== undefined ? ` (default ${def})` : ''}`,
+    );
+    if (typeof kind === 'object') opt.choices(kind.choices);
+    cmd.addOption(opt);
+  }
+  cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
+    const tty = process.stderr.isTTY;
+    let lastProgress = 0;
+    const startedAt = Date.now();
+    let roundsDone = 0;
+    let total = 0;
+    const log = (s: string) => console.error(s);
+    const hooks = {
+      log,
+      progress: opts.quiet
+        ? undefined
+        : (p: RoundProgress) => {
+            if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
+            else if (Date.now() - lastProgress > 30_000) {
+              lastProgress = Date.now();
+              log(progressLine(p));
+            }
+          },
+      onRound: (r: RoundRecord) => {
+        roundsDone++;
+        if (tty) process.stderr.write('\r\x1b[2K');
+        if (!opts.quiet) log(roundLine(r, total, startedAt, roundsDone));
+      },
+    };
+    if (opts.resume) {
+      const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined);
+      if (given.length || opts.config || opts.out)
+        throw new UsageError(
+          `--resume continues a run with its recorded config; drop ${[...given.map(flagOf), ...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : [])].join(', ')}`,
+        );
+      const outcome = await resumeTraining(
+        opts.resume as string,
+        (c) => {
+          total = c.rounds;
+          return loadSuite(c.suite, opts.dataDir as string | undefined);
+        },
+        hooks,
+      );
+      log(`run folder: ${outcome.dir}`);
+      return;
+    }
+    const flags: Partial<Record<TrainKey, unknown>> = {};
+    for (const k of TRAIN_KEYS) if (opts[k] !== undefined) flags[k] = flagValue(k, String(opts[k]));
+    const { config, overrides } = resolveConfig(opts.config as string | undefined, flags);
+    total = config.rounds;
+    const out = (opts.out as string | undefined) ?? defaultOutDir(config.method, config.seed);
+    const data = loadSuite(config.suite, opts.dataDir as string | undefined);
+    const command = ['seal', ...process.argv.slice(2)].join(' ');
+    const outcome = await startTraining(config as TrainConfig, overrides, out, command, data, hooks);
+    log(`run folder: ${outcome.dir}`);
+    if (outcome.start && outcome.final)
+      log(
+        `strict test average: start ${outcome.start.summary.average.toFixed(2)} -> final ${outcome.final.summary.average.toFixed(2)}`,
+      );
+  });
+}

@@ -1,0 +1,163 @@
+/**
+ * The embedded GPT behind the `Learner` contract: PPO-clip + k3 KL gradients (grpo.ts) on this
+ * thread or on the data-parallel gradient workers (parallel.ts), Adam with global-norm clipping,
+ * and a sampler on the new weights: the weights are written as a checkpoint directory (the format
+ * `seal eval --model DIR` reads) and sampler threads load it.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadCheckpoint, MODEL_FILE, sha256Hex, TOKENIZER_FILE } from '../../policy/embedded/checkpoint.js';
+import type { Gpt } from '../../policy/embedded/model.js';
+import { EmbeddedPolicy } from '../../policy/embedded/policy.js';
+import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../../policy/embedded/pool.js';
+import type { Tokenizer } from '../../policy/embedded/tokenizer.js';
+import { writeAtomic, writeJsonAtomic } from '../../util/files.js';
+import type {
+  AdamParams,
+  ForwardBackwardResult,
+  Learner,
+  OptimStepResult,
+  PpoLoss,
+  SamplingPolicy,
+  TrainingDatum,
+} from '../learner.js';
+import { type GrpoSequence, grpoLossAndGrad } from './grpo.js';
+import { Adam, clipGradNorm } from './optim.js';
+import { LazyGradientPool, sharedModel } from './parallel.js';
+
+export const OPTIMIZER_FILE = 'optimizer.bin';
+
+export interface EmbeddedLearnerOptions {
+  /** gradient worker threads (1: this thread) */
+  readonly gradientWorkers: number;
+  /** sampler threads of `samplingPolicy` (1: this thread) */
+  readonly samplerWorkers: number;
+  /** where `samplingPolicy` writes the current weights for the sampler threads */
+  readonly samplerDir: string;
+  /** names the sampler in records, e.g. `embedded:run@<version>` */
+  readonly name: string;
+}
+
+const toSequence = (d: TrainingDatum): GrpoSequence => ({
+  tokens: d.tokens,
+  lossMask: d.weights,
+  oldLogprobs: d.samplingLogprobs,
+  advantage: d.advantages,
+});
+
+export class EmbeddedLearner implements Learner {
+  private readonly adam: Adam;
+  private readonly grads: Float32Array | Float64Array;
+  private readonly pool: LazyGradientPool;
+  private pending = 0;
+  private sampler: SamplingPolicy | undefined;
+
+  private constructor(
+    readonly model: Gpt,
+    private readonly reference: Gpt,
+    readonly tokenizer: Tokenizer,
+    private readonly baseConfig: Record<string, unknown>,
+    /** the base's tokenizer file, copied byte for byte so its sha256 stays the base's */
+    private readonly tokenizerText: string,
+    private readonly opts: EmbeddedLearnerOptions,
+  ) {
+    this.adam = new Adam(model.numParams, { lr: 0 });
+    this.grads = model.zerosLike();
+    this.pool = new LazyGradientPool(model, opts.gradientWorkers, reference);
+  }
+
+  /**
+   * The learner on the checkpoint in `base` (also the frozen KL reference); with `resumeDir`, the
+   * weights and Adam state that `save(resumeDir)` wrote replace the base's.
+   */
+  static open(base: string, opts: EmbeddedLearnerOptions, resumeDir?: string): EmbeddedLearner {
+    const { model, tokenizer, config } = loadCheckpoint(base);
+    const trained = opts.gradientWorkers > 1 ? sharedModel(model) : model.clone();
+    const tokenizerText = readFileSync(join(base, TOKENIZER_FILE), 'utf8');
+    const baseConfig = config as unknown as Record<string, unknown>;
+    const learner = new EmbeddedLearner(trained, model, tokenizer, baseConfig, tokenizerText, opts);
+    if (resumeDir) {
+      const saved = loadCheckpoint(resumeDir).model;
+      trained.params.set(saved.params);
+      learner.adam.restore(new Uint8Array(readFileSync(join(resumeDir, OPTIMIZER_FILE))));
+    }
+    return learner;
+  }
+
+  get version(): number {
+    return this.adam.steps;
+  }
+
+  async forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
+    const batch = data.map(toSequence);
+    const opts = { clipEps: loss.clipEps, klCoef: loss.klCoef, temperature: loss.temperature };
+    let stats: ForwardBackwardResult;
+    if (this.opts.gradientWorkers > 1) {
+      const pool = await this.pool.ready();
+      stats = await pool.grpo(batch, opts);
+      for (let i = 0; i < this.grads.length; i++) this.grads[i] = this.grads[i]! + pool.grads[i]!;
+    } else {
+      stats = grpoLossAndGrad(this.model, this.reference, batch, opts, this.grads);
+    }
+    this.pending += stats.tokens;
+    return stats;
+  }
+
+  async optimStep(adam: AdamParams): Promise<OptimStepResult> {
+    const gradNorm = clipGradNorm(this.grads, adam.maxGradNorm ?? 1);
+    if (this.pending > 0) {
+      this.adam.lr = adam.lr;
+      this.adam.step(this.model.params, this.grads);
+    }
+    this.grads.fill(0);
+    this.pending = 0;
+    return { gradNorm, step: this.adam.steps };
+  }
+
+  async samplingPolicy(): Promise<SamplingPolicy> {
+    await this.sampler?.close();
+    const name = `${this.opts.name}@${this.version}`;
+    if (this.opts.samplerWorkers <= 1) {
+      const inner = new DerivedSeedPolicy(new EmbeddedPolicy(this.model, this.tokenizer, { name }));
+      this.sampler = { name, complete: (r, s) => inner.complete(r, s), close: async () => {} };
+      return this.sampler;
+    }
+    this.writeCheckpoint(this.opts.samplerDir);
+    const pool = await EmbeddedPolicyPool.start(this.opts.samplerDir, {
+      name,
+      workers: this.opts.samplerWorkers,
+    });
+    this.sampler = pool;
+    return pool;
+  }
+
+  /** the current weights as a checkpoint directory that `loadCheckpoint` and `seal eval` read */
+  writeCheckpoint(dir: string): void {
+    mkdirSync(dir, { recursive: true });
+    const bytes = this.model.serialize({ step: this.version });
+    const tokenizerText = this.tokenizerText;
+    writeAtomic(join(dir, TOKENIZER_FILE), tokenizerText);
+    writeAtomic(join(dir, MODEL_FILE), bytes);
+    writeJsonAtomic(join(dir, 'config.json'), {
+      ...this.baseConfig,
+      modelSha256: sha256Hex(bytes),
+      tokenizerSha256: sha256Hex(tokenizerText),
+      trainedSteps: this.version,
+    });
+  }
+
+  async save(dir: string): Promise<void> {
+    this.writeCheckpoint(dir);
+    writeAtomic(join(dir, OPTIMIZER_FILE), this.adam.serialize());
+  }
+
+  static hasState(dir: string): boolean {
+    return existsSync(join(dir, OPTIMIZER_FILE)) && existsSync(join(dir, MODEL_FILE));
+  }
+
+  async close(): Promise<void> {
+    await this.sampler?.close();
+    this.sampler = undefined;
+    await this.pool.close();
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The configuration of `seal train`, declared once: every key with its type, bounds, default and
+ * help lives in one zod schema, and the YAML file, the command-line flags, the validation, the
+ * defaults, the recorded overrides and the `--help` text are all derived from it.
+ *
+ * Defaults follow the method doc (sections 6 and 7) except where the embedded default run needs
+ * less (the README lists them): rounds, tasks per round, learning rate, and a validation subset.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { UserError } from '../util/errors.js';
+import { METHODS } from './record.js';
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+const num = (min: number, max: number) => z.number().min(min).max(max);
+
+export const TRAIN_SCHEMA = z
+  .object({
+    method: z
+      .enum(METHODS)
+      .default('seal')
+      .describe('seal, or an ablation: vanilla, no-env, no-reweight, no-closed-loop'),
+    seed: int(0, 2 ** 31 - 1)
+      .default(1)
+      .describe('seeds task order, sampling and the validation subset'),
+    suite: z.enum(['mini', 'bfcl']).default('mini').describe('task suite (bfcl needs --data-dir)'),
+    checkpoint: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('embedded base checkpoint directory (default: the shipped base)'),
+    rounds: int(1, 100_000).default(12).describe('training rounds'),
+    tasksPerRound: int(1, 4096).default(8).describe('training tasks per round (B)'),
+    groupSize: int(2, 64).default(8).describe('rollouts per task (G)'),
+    temperature: num(0.05, 2).default(1).describe('sampling temperature of training rollouts'),
+    maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
+    lr: num(0, 1).default(1e-4).describe('Adam learning rate'),
+    clipEps: num(0, 1).default(0.2).describe('PPO ratio clip'),
+    klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),
+    maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),
+    credit: z
+      .enum(['rollout', 'failed-turns'])
+      .default('rollout')
+      .describe(
+        "rollout: every step takes its rollout's advantage (the paper); failed-turns: a failed rollout's negative advantage only on the turns diagnosed as failures",
+      ),
+    wMin: num(0.01, 100).default(0.5).describe('lower clip of the rollout weight w_j'),
+    wMax: num(0.01, 100).default(2).describe('upper clip of the rollout weight w_j'),
+    weightMode: z
+      .enum(['all', 'positive', 'negative'])
+      .default('all')
+      .describe('which advantages w_j scales'),
+    budget: z
+      .boolean()
+      .default(true)
+      .describe("renormalise the weights of a round's nonzero-advantage rollouts to mean 1"),
+    schemaCues: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: schema cues'),
+    errorFeedback: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: error feedback'),
+    guidelines: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: capability guidelines'),
+    validateEvery: int(0, 100_000)
+      .default(4)
+      .describe('strict validation every k rounds on the validation subset (0: never)'),
+    validationTasks: int(0, 100_000)
+      .default(40)
+      .describe('validation subset: this many test tasks, the same share per category'),
+    evalStart: z
+      .boolean()
+      .default(true)
+      .describe('strict evaluation of the start policy on the full test split'),
+    evalFinal: z
+      .boolean()
+      .default(true)
+      .describe('strict evaluation of the final policy on the full test split'),
+    gradientWorkers: int(1, 64).default(2).describe('gradient worker threads'),
+    samplerWorkers: int(1, 64).default(2).describe('sampler threads'),
+  })
+  .strict();
+
+export type TrainConfig = z.infer<typeof TRAIN_SCHEMA>;
+export type TrainKey = keyof TrainConfig;
+export const TRAIN_KEYS = Object.keys(TRAIN_SCHEMA.shape) as TrainKey[];
+
+/** the defaults: the config of `seal train` with no file and no flags */
+export const TRAIN_DEFAULTS: TrainConfig = TRAIN_SCHEMA.parse({});
+
+type Kind = 'number' | 'boolean' | 'string' | { readonly choices: readonly string[] };
+
+/** what a key's value is, read off the schema */
+export function keyKind(key: TrainKey): Kind {
+  let s: z.ZodType = TRAIN_SCHEMA.shape[key];
+  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+  if (s instanceof z.ZodNumber) return 'number';
+  if (s instanceof z.ZodBoolean) return 'boolean';
+  if (s instanceof z.ZodEnum) return { choices: s.options as string[] };
+  return 'string';
+}
+
+export const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+export const describe = (key: TrainKey): string => TRAIN_SCHEMA.shape[key].description ?? '';
+
+export class ConfigError extends UserError {}
+
+/** a flag's text as the value its key takes (validation proper is the schema's) */
+export function flagValue(key: TrainKey, text: string): unknown {
+  const kind = keyKind(key);
+  if (kind === 'number') {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n))
+      throw new ConfigError(`${flagOf(key)}: "${text}" is not a number`);
+    return n;
+  }
+  if (kind === 'boolean') {
+    if (text === 'true' || text === 'false') return text === 'true';
+    throw new ConfigError(`${flagOf(key)}: give true or false, not "${text}"`);
+  }
+  return text;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, source: string): string {
+  const key = issue.path.join('.');
+  if (issue.code === 'unrecognized_keys')
+    return `${source}: unknown key(s) ${issue.keys.join(', ')}; the keys are: ${TRAIN_KEYS.join(', ')}`;
+  const kind = key in TRAIN_SCHEMA.shape ? keyKind(key as TrainKey) : 'string';
+  const allowed = typeof kind === 'object' ? ` (allowed: ${kind.choices.join(', ')})` : '';
+  return `${source}: ${key || 'the file'}: ${issue.message}${allowed}`;
+}
+
+/**
+ * The configuration from a YAML file (optional) and flag overrides, validated; `overrides` holds
+ * every key the user set, file or flag, for the run record.
+ */
+export function resolveConfig(
+  file: string | undefined,
+  flags: Partial<Record<TrainKey, unknown>>,
+): { config: TrainConfig; overrides: Partial<TrainConfig> } {
+  let fromFile: Record<string, unknown> = {};
+  if (file !== undefined) {
+    if (!existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new ConfigError(`${file} is not valid YAML: ${(e as Error).message}`);
+    }
+    if (parsed === null || parsed === undefined) parsed = {};
+    if (typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new ConfigError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
+    fromFile = parsed as Record<string, unknown>;
+    const checked = TRAIN_SCHEMA.safeParse(fromFile);
+    if (!checked.success) throw new ConfigError(describeIssue(checked.error.issues[0]!, file));
+  }
+  const overrides = { ...fromFile, ...flags } as Partial<TrainConfig>;
+  const checked = TRAIN_SCHEMA.safeParse(overrides);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const key = String(issue.path[0] ?? '');
+    const source = key in flags ? flagOf(key) : (file ?? 'config');
+    throw new ConfigError(describeIssue(issue, source));
+  }
+  if (checked.data.wMin > checked.data.wMax)
+    throw new ConfigError(`wMin (${checked.data.wMin}) must not exceed wMax (${checked.data.wMax})`);
+  return { config: checked.data, overrides };
+}

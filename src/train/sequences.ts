@@ -1,0 +1,71 @@
+/**
+ * From sampled steps to training data, pure. Every step of a rollout is the sampler's prompt ids
+ * and completion ids. When a step's prompt begins with the previous step's prompt and completion
+ * (the chat grew and nothing was cut from its window), the two are one sequence: one forward pass
+ * gives both completions the logprobs they were sampled with, so a rollout whose chat fits the
+ * context costs one sequence instead of one per step. A step whose prompt does not extend the
+ * last one (the window dropped old messages) starts a new sequence.
+ */
+import type { TrainingDatum } from '../learner/learner.js';
+
+export interface SampledStep {
+  readonly promptTokenIds: readonly number[];
+  readonly tokenIds: readonly number[];
+  readonly logprobs: readonly number[];
+}
+
+interface Building {
+  tokens: number[];
+  weights: number[];
+  samplingLogprobs: number[];
+  advantages: number[];
+}
+
+function startsWith(whole: readonly number[], prefix: readonly number[]): boolean {
+  if (prefix.length > whole.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (whole[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** The fewest sequences that hold every step, each step's completion carrying its advantage. */
+export function packSteps(steps: readonly SampledStep[], advantages: readonly number[]): TrainingDatum[] {
+  if (steps.length !== advantages.length)
+    throw new RangeError(`packSteps: ${steps.length} steps but ${advantages.length} advantages`);
+  const out: Building[] = [];
+  let cur: Building | undefined;
+  steps.forEach((step, i) => {
+    if (step.tokenIds.length !== step.logprobs.length)
+      throw new RangeError(
+        `packSteps: step ${i} has ${step.tokenIds.length} ids but ${step.logprobs.length} logprobs`,
+      );
+    if (step.promptTokenIds.length === 0) throw new RangeError(`packSteps: step ${i} has an empty prompt`);
+    if (!cur || !startsWith(step.promptTokenIds, cur.tokens)) {
+      cur = { tokens: [], weights: [], samplingLogprobs: [], advantages: [] };
+      out.push(cur);
+    }
+    for (let t = cur.tokens.length; t < step.promptTokenIds.length; t++) {
+      cur.tokens.push(step.promptTokenIds[t]!);
+      cur.weights.push(0);
+      cur.samplingLogprobs.push(0);
+      cur.advantages.push(0);
+    }
+    step.tokenIds.forEach((id, t) => {
+      cur!.tokens.push(id);
+      cur!.weights.push(1);
+      cur!.samplingLogprobs.push(step.logprobs[t]!);
+      cur!.advantages.push(advantages[i]!);
+    });
+  });
+  return out;
+}
+
+/** tokens that carry loss, and tokens a forward pass reads, over `data` */
+export function dataTokens(data: readonly TrainingDatum[]): { trained: number; read: number } {
+  let trained = 0;
+  let read = 0;
+  for (const d of data) {
+    read += d.tokens.length;
+    for (const w of d.weights) if (w > 0) trained++;
+  }
+  return { trained, read };
+}

@@ -1,0 +1,209 @@
+/**
+ * `seal train` from start to end: the run folder and its manifest, the strict evaluation of the
+ * start policy (reused from a cache when the checkpoint and settings are unchanged: it is
+ * deterministic), the rounds, and the strict evaluation of the final policy. `resumeTraining`
+ * continues a run folder from its last completed round.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import envPaths from 'env-paths';
+import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { EmbeddedLearner } from '../learner/embedded/learner.js';
+import type { Learner } from '../learner/learner.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoint.js';
+import { writeJsonAtomic } from '../util/files.js';
+import type { TrainConfig } from './config.js';
+import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
+import { RUN_FILES, RUN_FORMAT, RUN_VERSION, type RunManifest, type ValidationRecord } from './record.js';
+import { RunFolder, RunFolderError } from './run-folder.js';
+
+export interface TrainOutcome {
+  readonly dir: string;
+  readonly start?: ValidationRecord;
+  readonly final?: ValidationRecord;
+  readonly rounds: number;
+}
+
+function codeVersion(): RunManifest['code'] {
+  const root = new URL('../../', import.meta.url);
+  const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
+  try {
+    const git = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .toString()
+      .trim();
+    return { version: pkg.version, git };
+  } catch {
+    return { version: pkg.version };
+  }
+}
+
+const checkpointOf = (c: TrainConfig) => resolve(c.checkpoint ?? BASE_CHECKPOINT_DIR);
+
+function openLearner(run: RunFolder, c: TrainConfig, resumeFrom?: string): EmbeddedLearner {
+  return EmbeddedLearner.open(
+    checkpointOf(c),
+    {
+      gradientWorkers: c.gradientWorkers,
+      samplerWorkers: c.samplerWorkers,
+      samplerDir: run.path('sampler'),
+      name: `embedded:${run.dir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'run'}`,
+    },
+    resumeFrom,
+  );
+}
+
+/**
+ * The full test split under the strict protocol into `dir`. The start evaluation of an unchanged
+ * checkpoint is deterministic (greedy), so it is copied from a cache keyed by the checkpoint's
+ * sha256 and the settings when one exists; `cache.json` in the folder says so.
+ */
+async function evaluateFull(
+  run: RunFolder,
+  c: TrainConfig,
+  data: BfclData,
+  learner: Learner,
+  dir: string,
+  round: number,
+  cacheKey?: string,
+): Promise<ValidationRecord> {
+  const test = data.split.test.map((id) => data.byId.get(id)!).filter(Boolean) as BfclTask[];
+  const cacheDir = cacheKey
+    ? join(envPaths('seal', { suffix: '' }).cache, 'eval-start', cacheKey)
+    : undefined;
+  const target = run.path(dir);
+  if (cacheDir && existsSync(join(cacheDir, 'summary.json')) && !existsSync(target)) {
+    cpSync(cacheDir, target, { recursive: true });
+    writeJsonAtomic(join(target, 'cache.json'), { reused: true, key: cacheKey });
+    const summary = JSON.parse(readFileSync(join(target, 'summary.json'), 'utf8'));
+    return { round, summary, dir };
+  }
+  const policy = await learner.samplingPolicy();
+  const v = await validate(
+    { config: c, data, learner, run, hooks: { log: () => {} } },
+    policy,
+    test,
+    dir,
+    round,
+  );
+  if (cacheDir) {
+    rmSync(cacheDir, { recursive: true, force: true });
+    cpSync(target, cacheDir, { recursive: true });
+    writeJsonAtomic(join(target, 'cache.json'), { reused: false, key: cacheKey });
+  }
+  return v;
+}
+
+async function runToEnd(
+  run: RunFolder,
+  c: TrainConfig,
+  data: BfclData,
+  learner: EmbeddedLearner,
+  hooks: LoopHooks,
+): Promise<TrainOutcome> {
+  const manifest = run.manifest();
+  let start: ValidationRecord | undefined;
+  if (c.evalStart && learner.version === 0) {
+    hooks.log('evaluating the start policy on the test split (strict protocol)');
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify([
+          manifest.base.modelSha256,
+          c.suite,
+          c.maxTokens,
+          manifest.code.version,
+          'greedy-compact',
+        ]),
+      )
+      .digest('hex')
+      .slice(0, 24);
+    start = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
+    hooks.log(`start: average ${start.summary.average.toFixed(2)}`);
+  }
+  const state = run.state() ?? initialTrainState(c);
+  run.rounds(state);
+  await runRounds({ config: c, data, learner, run, hooks }, state);
+  let final: ValidationRecord | undefined;
+  if (c.evalFinal) {
+    hooks.log('evaluating the final policy on the test split (strict protocol)');
+    final = await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds);
+    hooks.log(`final: average ${final.summary.average.toFixed(2)}`);
+  }
+  return { dir: run.dir, ...(start ? { start } : {}), ...(final ? { final } : {}), rounds: c.rounds };
+}
+
+export async function startTraining(
+  c: TrainConfig,
+  overrides: Partial<TrainConfig>,
+  outDir: string,
+  command: string,
+  data: BfclData,
+  hooks: LoopHooks,
+): Promise<TrainOutcome> {
+  const run = new RunFolder(outDir);
+  const base = loadCheckpoint(checkpointOf(c));
+  run.create({
+    format: RUN_FORMAT,
+    version: RUN_VERSION,
+    method: c.method,
+    seed: c.seed,
+    suite: c.suite,
+    config: c,
+    overrides,
+    command,
+    code: codeVersion(),
+    base: {
+      checkpoint: c.checkpoint ?? 'checkpoints/embedded-base (shipped)',
+      modelSha256: base.config.modelSha256,
+    },
+    budget: {
+      rounds: c.rounds,
+      tasksPerRound: c.tasksPerRound,
+      groupSize: c.groupSize,
+      rollouts: c.rounds * c.tasksPerRound * c.groupSize,
+    },
+    sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
+    started: new Date().toISOString(),
+  });
+  const learner = openLearner(run, c);
+  try {
+    return await runToEnd(run, c, data, learner, hooks);
+  } finally {
+    await learner.close();
+  }
+}
+
+export async function resumeTraining(
+  dir: string,
+  data: (c: TrainConfig) => BfclData,
+  hooks: LoopHooks,
+): Promise<TrainOutcome> {
+  const run = new RunFolder(dir);
+  const manifest = run.manifest();
+  if (manifest.version !== RUN_VERSION)
+    throw new RunFolderError(`${dir}: run record version ${manifest.version} is not supported`);
+  const c = manifest.config as TrainConfig;
+  const state = run.state();
+  if (
+    state &&
+    state.round >= c.rounds &&
+    (!c.evalFinal || existsSync(join(run.path(RUN_FILES.evalFinal), 'summary.json')))
+  )
+    hooks.log(`${dir} is complete (${state.round} rounds); nothing to do`);
+  const base = loadCheckpoint(checkpointOf(c));
+  if (base.config.modelSha256 !== manifest.base.modelSha256)
+    throw new RunFolderError(
+      `${dir} started from another base checkpoint (sha256 differs); it cannot continue from this one`,
+    );
+  if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
+  const learner = openLearner(run, c, state?.checkpoint ? run.path(state.checkpoint) : undefined);
+  try {
+    return await runToEnd(run, c, data(c), learner, hooks);
+  } finally {
+    await learner.close();
+  }
+}
