@@ -148,7 +148,7 @@ export class EmbeddedLearner implements Learner {
 
   async save(dir: string): Promise<void> {
     this.writeCheckpoint(dir);
-    writeAtomic(join(dir, OPTIMIZER_FILE), this.adam.serialize());
+    writeAtomic(join(dir, OPTIMIZER_FILE), this.adam.serialize({ exact: true }));
   }
 
   static hasState(dir: string): boolean {

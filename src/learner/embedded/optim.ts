@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import type { Arr } from '../../policy/embedded/model.js';
 
 const ADAM_MAGIC = new TextEncoder().encode('SEALADAM');
+/** the same layout with float64 moments: a resume that continues bit for bit */
+const ADAM_MAGIC_EXACT = new TextEncoder().encode('SEALADM8');
 
 /**
  * Learning rate at `step` (0-based) of `steps`: linear warm-up over `warmup` steps, then a cosine
@@ -68,17 +70,22 @@ export class Adam {
   }
 
   /**
-   * The moments and step count as bytes (float32 moments: half the size, and resuming from them
-   * differs from never stopping only by that rounding), with a sha256 trailer.
+   * The moments and step count as bytes with a sha256 trailer. By default the moments are float32
+   * (half the size; resuming from them differs from never stopping only by that rounding); with
+   * `exact`, float64, so that a resumed run continues bit for bit (what `seal train` needs).
    */
-  serialize(): Uint8Array {
+  serialize(opts: { readonly exact?: boolean } = {}): Uint8Array {
     const n = this.m.length;
-    const body = new Uint8Array(ADAM_MAGIC.length + 8 + n * 8);
-    body.set(ADAM_MAGIC);
+    const magic = opts.exact ? ADAM_MAGIC_EXACT : ADAM_MAGIC;
+    const width = opts.exact ? 8 : 4;
+    const body = new Uint8Array(magic.length + 8 + 2 * n * width);
+    body.set(magic);
     const view = new DataView(body.buffer);
-    view.setUint32(ADAM_MAGIC.length, this.t, true);
-    view.setUint32(ADAM_MAGIC.length + 4, n, true);
-    const moments = new Float32Array(body.buffer, ADAM_MAGIC.length + 8, 2 * n);
+    view.setUint32(magic.length, this.t, true);
+    view.setUint32(magic.length + 4, n, true);
+    const moments = opts.exact
+      ? new Float64Array(body.buffer, magic.length + 8, 2 * n)
+      : new Float32Array(body.buffer, magic.length + 8, 2 * n);
     moments.set(this.m);
     moments.set(this.v, n);
     const digest = createHash('sha256').update(body).digest();
@@ -88,15 +95,18 @@ export class Adam {
     return out;
   }
 
-  /** restore what `serialize` wrote; a damaged file or another model size is an error */
+  /** restore what `serialize` wrote (either width); a damaged file or another model size is an error */
   restore(bytes: Uint8Array): void {
     const fail = (why: string): never => {
       throw new Error(`cannot restore the optimizer state: ${why}`);
     };
     const n = this.m.length;
-    if (bytes.length !== ADAM_MAGIC.length + 8 + n * 8 + 32)
+    const is = (magic: Uint8Array) => magic.every((b, i) => bytes[i] === b);
+    const exact = is(ADAM_MAGIC_EXACT);
+    if (!exact && !is(ADAM_MAGIC)) fail('bad magic');
+    const width = exact ? 8 : 4;
+    if (bytes.length !== ADAM_MAGIC.length + 8 + 2 * n * width + 32)
       fail(`size differs from a model of ${n} parameters`);
-    for (let i = 0; i < ADAM_MAGIC.length; i++) if (bytes[i] !== ADAM_MAGIC[i]) fail('bad magic');
     const body = bytes.subarray(0, bytes.length - 32);
     const digest = createHash('sha256').update(body).digest();
     if (!Buffer.from(bytes.subarray(bytes.length - 32)).equals(digest))
@@ -104,7 +114,9 @@ export class Adam {
     const copy = body.slice();
     const view = new DataView(copy.buffer);
     this.t = view.getUint32(ADAM_MAGIC.length, true);
-    const moments = new Float32Array(copy.buffer, ADAM_MAGIC.length + 8, 2 * n);
+    const moments = exact
+      ? new Float64Array(copy.buffer, ADAM_MAGIC.length + 8, 2 * n)
+      : new Float32Array(copy.buffer, ADAM_MAGIC.length + 8, 2 * n);
     this.m.set(moments.subarray(0, n));
     this.v.set(moments.subarray(n));
   }
