@@ -11,6 +11,7 @@ import { ModelServerError } from '../policy/openai.js';
 import { UsageError, UserError } from '../util/errors.js';
 import { type EvalFlags, runCompareCommand, runEvalCommand } from './eval.js';
 import { type PretrainFlags, runPretrainCommand } from './pretrain.js';
+import { registerReport } from './report.js';
 import { runVerify } from './verify.js';
 
 const program = new Command();
@@ -179,6 +180,8 @@ program
   )
   .option('--quiet', 'no progress lines (training.log.jsonl has every step)')
   .action((flags: PretrainFlags) => runPretrainCommand(flags, (s) => console.log(s)));
+
+registerReport(program);
 
 const data = program.command('data').description('Manage task data');
 data
