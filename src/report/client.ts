@@ -54,7 +54,9 @@ export const CLIENT_SCRIPT = `(function () {
       legend: { live: true },
       scales: {
         x: { time: false, range: function () { return stacked || lo === hi ? [lo - 0.5, hi + 0.5] : [lo, hi]; } },
-        y: spec.yRange ? { range: function () { return [spec.yRange[0], spec.yRange[1]]; } } : {}
+        y: spec.yRange
+          ? { range: function () { return [spec.yRange[0], spec.yRange[1]]; } }
+          : stacked ? { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } : {}
       },
       axes: [
         { label: 'round', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500], values: function (u, vals) { return vals.map(String); } },

@@ -121,7 +121,8 @@ export interface RunPage {
   readonly overrides: readonly (readonly [string, string])[];
   readonly notes: readonly string[];
   readonly scores: ScoreTable;
-  readonly labelChart: ChartSpec;
+  /** label mix, w_j distribution (when recorded), wall time per round */
+  readonly charts: readonly ChartSpec[];
   readonly timeline: Timeline;
   readonly browserNote: string;
   readonly browser: readonly BrowserRound[];
@@ -264,6 +265,12 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
       ...lines((rd) => rd.learner.pgLoss, ' pg', true),
     ]),
     chart(
+      'tokens',
+      'Completion tokens per rollout (mean)',
+      'tokens',
+      lines((rd) => rd.rollouts.meanCompletionTokens),
+    ),
+    chart(
       'kl',
       'KL to the reference policy (k3, token mean)',
       'KL',
@@ -286,30 +293,103 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
   ];
 }
 
-/** Stacked label shares per round; the series run from the top of the stack down, so each bar covers the ones above it. */
-function labelChart(run: LoadedRun, id: string): ChartSpec {
-  const x = run.rounds.map((r) => r.round);
-  const present = LABELS.filter((l) => run.rounds.some((r) => (r.labels[l] ?? 0) > 0));
-  const shares = run.rounds.map((r) => {
-    const total = present.reduce((s, l) => s + (r.labels[l] ?? 0), 0);
-    return present.map((l) => (total > 0 ? (r.labels[l] ?? 0) / total : 0));
-  });
-  const series: Series[] = present.map((label, li) => ({
-    label,
-    color: LABEL_COLORS[label],
-    values: shares.map((s) => s.slice(0, li + 1).reduce((a, b) => a + b, 0)),
-    own: shares.map((s) => s[li]!),
+/**
+ * A stacked bar per round. Series run from the top of the stack down: each bar is drawn up to its
+ * running total, so the later (lower) ones cover the earlier ones' lower part.
+ */
+function stacked(
+  id: string,
+  title: string,
+  yLabel: string,
+  x: readonly number[],
+  parts: readonly { label: string; color: string; values: readonly (number | null)[] }[],
+  share: boolean,
+): ChartSpec {
+  const series: Series[] = parts.map((p, pi) => ({
+    label: p.label,
+    color: p.color,
+    values: x.map((_, xi) => parts.slice(0, pi + 1).reduce((sum, q) => sum + (q.values[xi] ?? 0), 0)),
+    own: p.values,
   }));
   return {
-    id: `labels-${id}`,
-    title: 'Diagnosis labels per round (share of user turns)',
+    id,
+    title,
     kind: 'stacked',
-    yLabel: 'share',
-    yRange: [0, 1],
-    share: true,
+    yLabel,
+    ...(share ? { share: true, yRange: [0, 1] as const } : {}),
     x,
     series: series.reverse(),
   };
+}
+
+function labelChart(run: LoadedRun, id: string): ChartSpec {
+  const present = LABELS.filter((l) => run.rounds.some((r) => (r.labels[l] ?? 0) > 0));
+  const totals = run.rounds.map((r) => present.reduce((s, l) => s + (r.labels[l] ?? 0), 0));
+  return stacked(
+    `labels-${id}`,
+    'Diagnosis labels per round (share of user turns)',
+    'share',
+    run.rounds.map((r) => r.round),
+    present.map((label) => ({
+      label,
+      color: LABEL_COLORS[label],
+      values: run.rounds.map((r, i) => (totals[i]! > 0 ? (r.labels[label] ?? 0) / totals[i]! : 0)),
+    })),
+    true,
+  );
+}
+
+const BIN_COLORS = ['#313695', '#4575b4', '#74add1', '#abd9e9', '#fee090', '#fdae61', '#f46d43', '#d73027'];
+
+/** w_j histogram per round as shares of the round's rollouts; undefined when the record has none. */
+function weightChart(run: LoadedRun, id: string): ChartSpec | undefined {
+  const first = run.rounds.find((r) => r.weights.histogram)?.weights.histogram;
+  if (!first) return undefined;
+  const edges = first.edges;
+  const same = (e: readonly number[] | undefined) =>
+    !!e && e.length === edges.length && e.every((v, i) => v === edges[i]);
+  const bins = edges.slice(1).map((hi, b) => ({
+    label: `w ${fmt(edges[b])}–${fmt(hi)}`,
+    color: BIN_COLORS[Math.floor((b * BIN_COLORS.length) / Math.max(1, edges.length - 1))]!,
+    values: run.rounds.map((r) => {
+      const h = r.weights.histogram;
+      if (!h || !same(h.edges)) return null;
+      const total = h.counts.reduce((s, c) => s + c, 0);
+      return total > 0 ? (h.counts[b] ?? 0) / total : 0;
+    }),
+  }));
+  return stacked(
+    `weights-${id}`,
+    'w_j distribution per round (share of rollouts per bin)',
+    'share',
+    run.rounds.map((r) => r.round),
+    bins,
+    true,
+  );
+}
+
+function timingChart(run: LoadedRun, id: string): ChartSpec {
+  const parts = [
+    ['sampling', 'samplingMs', '#0072b2'],
+    ['environment + diagnosis', 'envMs', '#009e73'],
+    ['learning', 'learnMs', '#d55e00'],
+    ['validation', 'validationMs', '#999999'],
+  ] as const;
+  return stacked(
+    `timings-${id}`,
+    'Wall time per round (seconds)',
+    's',
+    run.rounds.map((r) => r.round),
+    parts.map(([label, key, color]) => ({
+      label,
+      color,
+      values: run.rounds.map((r) => {
+        const ms = r.timings?.[key];
+        return typeof ms === 'number' && Number.isFinite(ms) ? ms / 1000 : null;
+      }),
+    })),
+    false,
+  );
 }
 
 function scoreTable(run: LoadedRun): ScoreTable {
@@ -411,21 +491,22 @@ function rolloutView(r: RolloutRecord, max: number): RolloutView {
     completionTokens: r.completionTokens,
     labels: r.labels,
     forceQuit: r.trajectory.forceQuit,
+    // optional chaining below: a hand-edited or truncated trajectory should cost its details, not the report
     turns: r.trajectory.turns.map((t, i) => ({
       turn: t.turn,
       ...(r.labels[i] ? { label: r.labels[i] } : {}),
-      passed: t.check.checked ? t.check.passed : null,
-      ...(t.check.failure ? { failure: t.check.failure } : {}),
-      tools: t.availableTools.length,
-      steps: t.steps.map((s) => ({
-        ...(s.rawText !== undefined ? { rawText: clipText(s.rawText, max) } : {}),
-        ...(s.parseError !== undefined ? { parseError: clipText(s.parseError, max) } : {}),
-        calls: s.calls.map((c) => ({
-          call: clipText(c.call, max),
-          output: clipText(c.output, max),
-          executionError: c.executionError,
-          available: c.available,
-          issues: c.argumentIssues.map((x) => clipText(`${x.kind} ${x.argument}: ${x.message}`, max)),
+      passed: t.check?.checked ? t.check.passed : null,
+      ...(t.check?.failure ? { failure: t.check.failure } : {}),
+      tools: t.availableTools?.length ?? 0,
+      steps: (t.steps ?? []).map((s) => ({
+        ...(typeof s.rawText === 'string' ? { rawText: clipText(s.rawText, max) } : {}),
+        ...(typeof s.parseError === 'string' ? { parseError: clipText(s.parseError, max) } : {}),
+        calls: (s.calls ?? []).map((c) => ({
+          call: clipText(String(c.call), max),
+          output: clipText(String(c.output), max),
+          executionError: c.executionError === true,
+          available: c.available !== false,
+          issues: (c.argumentIssues ?? []).map((x) => clipText(`${x.kind} ${x.argument}: ${x.message}`, max)),
         })),
       })),
     })),
@@ -503,7 +584,9 @@ export function buildPage(
       ),
       notes: notes(run),
       scores: scoreTable(run),
-      labelChart: labelChart(run, id),
+      charts: [labelChart(run, id), weightChart(run, id), timingChart(run, id)].filter(
+        (c): c is ChartSpec => c !== undefined,
+      ),
       timeline: timeline(run),
       browserNote:
         `Up to ${perRound} rollouts per round (of ${run.manifest.budget?.tasksPerRound * run.manifest.budget?.groupSize || '?'}): ` +

@@ -215,7 +215,7 @@ ${
 }
 <h3>Strict evaluation, start and final (accuracy %)</h3>
 ${scoresTable(run.scores)}
-<div class="grid">${chartBlock(run.labelChart)}</div>
+<div class="grid">${run.charts.map(chartBlock)}</div>
 <h3>Interface timeline</h3>
 <p class="note">The interface each round's rollouts were shown: a dot where a cue group or guideline was active (hover for why). Darker: activated by a failure label; light: base or forced on.</p>
 ${timelineTable(run.timeline)}
@@ -226,7 +226,7 @@ ${browserBlock(run.browser)}
 }
 
 export function renderReport(page: PageData, assets: Assets = loadAssets()): string {
-  const charts = [...page.accuracy, ...page.training, ...page.runs.map((r) => r.labelChart)].filter(
+  const charts = [...page.accuracy, ...page.training, ...page.runs.flatMap((r) => r.charts)].filter(
     (c) => c.x.length > 0,
   );
   const dataJson = scriptJson({ charts });

@@ -128,7 +128,7 @@ describe('the report in headless Chromium', () => {
       });
       await page.goto(url, { waitUntil: 'load' });
 
-      // 5 accuracy panels (average + 4 categories), 8 training charts, one label chart per run
+      // 5 accuracy panels (average + 4 categories), 9 training charts, per run: labels, w_j, timings
       const charts = (await page.evaluate(`[...document.querySelectorAll('.chart')].map((el) => {
         const c = el.querySelector('canvas');
         if (!c) return { id: el.id, width: 0, height: 0, painted: 0, rendered: el.dataset.rendered };
@@ -137,7 +137,7 @@ describe('the report in headless Chromium', () => {
         for (let i = 3; i < d.length; i += 4) if (d[i] > 0) painted++;
         return { id: el.id, width: c.width, height: c.height, painted, rendered: el.dataset.rendered };
       })`)) as { id: string; width: number; height: number; painted: number; rendered?: string }[];
-      expect(charts).toHaveLength(5 + 8 + 3);
+      expect(charts).toHaveLength(5 + 9 + 3 * 3);
       for (const c of charts) {
         expect(c, c.id).toMatchObject({ rendered: 'true' });
         expect(c.width, c.id).toBeGreaterThan(200);
