@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleRollouts } from '../../src/report/data.js';
-import { escapeHtml, scriptJson } from '../../src/report/html.js';
-import { loadRun } from '../../src/report/load.js';
+import { buildPage, DEFAULT_REPORT_OPTIONS, sampleRollouts } from '../../src/report/data.js';
+import { escapeHtml, renderReport, scriptJson } from '../../src/report/html.js';
+import { type LoadedRun, loadRun } from '../../src/report/load.js';
 import type { RolloutRecord } from '../../src/train/record.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
 import { HOSTILE_TEXT, writeRunFixture } from '../support/runFixture.js';
@@ -97,6 +97,41 @@ describe('page building blocks', () => {
       [...shown.map((r) => r.group * 8 + r.sample)].sort((a, b) => a - b),
     );
     expect(sampleRollouts(all.slice(0, 4), 6)).toHaveLength(4);
+  });
+});
+
+describe('the size of the page', () => {
+  it('stays bounded for a long run with long model output: fewer rollouts per round, text cut', () => {
+    const run = loadRun(runs.seal);
+    const long = 'x'.repeat(50_000);
+    const rounds = Array.from({ length: 60 }, (_, i) => ({
+      ...run.rounds[i % run.rounds.length]!,
+      round: i + 1,
+    }));
+    const rollouts = rounds.map((rd, i) => ({
+      round: rd.round,
+      dropped: 0,
+      rollouts: run.rollouts[i % run.rollouts.length]!.rollouts.map((r) => ({
+        ...r,
+        trajectory: {
+          ...r.trajectory,
+          turns: r.trajectory.turns.map((t) => ({
+            ...t,
+            steps: t.steps.map((st) => ({ ...st, rawText: long })),
+          })),
+        },
+      })),
+    }));
+    const big: LoadedRun = { ...run, rounds, rollouts };
+    const page = buildPage([big]);
+    const perRound = DEFAULT_REPORT_OPTIONS.rolloutsPerRun / 60;
+    expect(page.runs[0]!.browser.every((b) => b.shown.length === perRound)).toBe(true);
+    const texts = page.runs[0]!.browser.flatMap((b) =>
+      b.shown.flatMap((r) => r.turns.flatMap((t) => t.steps.map((st) => st.rawText ?? ''))),
+    );
+    expect(Math.max(...texts.map((t) => t.length))).toBeLessThan(DEFAULT_REPORT_OPTIONS.maxTextChars + 40);
+    expect(texts[0]).toMatch(/… \[48000 more characters\]$/);
+    expect(renderReport(page).length).toBeLessThan(8 << 20);
   });
 });
 
