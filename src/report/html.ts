@@ -129,6 +129,10 @@ details.rollout[open] > summary { background: var(--soft); }
 .step { margin: 4px 0 4px 14px; padding-left: 8px; border-left: 2px solid var(--line); }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0; padding: 4px 6px; background: var(--soft); border-radius: 3px; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-height: 320px; overflow: auto; }
 pre.err { background: #fdecea; }
+pre.raw { background: #fff; border: 1px solid var(--line); }
+pre.raw::before, pre.call-text::before { color: var(--muted); font-style: italic; }
+pre.raw::before { content: 'model: '; }
+pre.call-text::before { content: 'call: '; }
 .call { margin: 4px 0; }
 `;
 
@@ -183,7 +187,7 @@ function turnBlock(t: TurnView): Markup {
         s.rawText !== undefined ? html`<pre class="raw">${s.rawText}</pre>` : ''
       }${s.parseError !== undefined ? html`<pre class="err">parse error: ${s.parseError}</pre>` : ''}${s.calls.map(
         (c) =>
-          html`<div class="call"><pre>${c.available ? '' : '[not available] '}${c.call}</pre><pre class="${c.executionError ? 'err' : ''}">→ ${c.output}</pre>${c.issues.map(
+          html`<div class="call"><pre class="call-text">${c.available ? '' : '[not available] '}${c.call}</pre><pre class="${c.executionError ? 'err' : ''}">→ ${c.output}</pre>${c.issues.map(
             (x) => html`<div class="bad">${x}</div>`,
           )}</div>`,
       )}</div>`,
