@@ -58,6 +58,10 @@ describe('loading a run folder', () => {
     expect(evalRun.code).toBe(2);
     expect(evalRun.stderr).toContain(`${evalFolder} is a \`seal eval\` folder`);
 
+    const badFlag = await seal(['report', runs.seal, '--rollouts', '0']);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain('--rollouts must be an integer >= 1, got "0"');
+
     const missing = await seal(['report', join(root, 'nope')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`${join(root, 'nope')}: no such folder`);
@@ -164,20 +168,30 @@ describe('the report in headless Chromium', () => {
       await page.goto(url, { waitUntil: 'load' });
 
       // 5 accuracy panels (average + 4 categories), 9 training charts, per run: labels, w_j, timings
-      const charts = (await page.evaluate(`[...document.querySelectorAll('.chart')].map((el) => {
-        const c = el.querySelector('canvas');
-        if (!c) return { id: el.id, width: 0, height: 0, painted: 0, rendered: el.dataset.rendered };
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        let painted = 0;
-        for (let i = 3; i < d.length; i += 4) if (d[i] > 0) painted++;
-        return { id: el.id, width: c.width, height: c.height, painted, rendered: el.dataset.rendered };
-      })`)) as { id: string; width: number; height: number; painted: number; rendered?: string }[];
+      // "drew something" means the data: pixels in a series' own colour, not just axes and grid
+      const charts = (await page.evaluate(`(() => {
+        const specs = JSON.parse(document.getElementById('report-data').textContent).charts;
+        const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+        return [...document.querySelectorAll('.chart')].map((el) => {
+          const c = el.querySelector('canvas');
+          const spec = specs.find((s) => 'chart-' + s.id === el.id);
+          if (!c || !spec) return { id: el.id, width: 0, height: 0, inked: 0, rendered: el.dataset.rendered };
+          const colours = spec.series.map((s) => rgb(s.color));
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          let inked = 0;
+          for (let i = 0; i < d.length; i += 4) {
+            if (d[i + 3] < 250) continue;
+            if (colours.some(([r, g, b]) => Math.abs(d[i] - r) + Math.abs(d[i + 1] - g) + Math.abs(d[i + 2] - b) < 12)) inked++;
+          }
+          return { id: el.id, width: c.width, height: c.height, inked, rendered: el.dataset.rendered };
+        });
+      })()`)) as { id: string; width: number; height: number; inked: number; rendered?: string }[];
       expect(charts).toHaveLength(5 + 9 + 3 * 3);
       for (const c of charts) {
         expect(c, c.id).toMatchObject({ rendered: 'true' });
         expect(c.width, c.id).toBeGreaterThan(200);
         expect(c.height, c.id).toBeGreaterThan(100);
-        expect(c.painted, c.id).toBeGreaterThan(1000);
+        expect(c.inked, c.id).toBeGreaterThan(50);
       }
 
       // the trajectory browser: a round, then a rollout, opens onto its turns and steps
