@@ -11,6 +11,7 @@ import { ModelServerError } from '../policy/openai.js';
 import { UsageError, UserError } from '../util/errors.js';
 import { type EvalFlags, runCompareCommand, runEvalCommand } from './eval.js';
 import { type PretrainFlags, runPretrainCommand } from './pretrain.js';
+import { registerReport } from './report.js';
 import { registerTrain } from './train.js';
 import { runVerify } from './verify.js';
 
@@ -182,6 +183,7 @@ program
   .action((flags: PretrainFlags) => runPretrainCommand(flags, (s) => console.log(s)));
 
 registerTrain(program);
+registerReport(program);
 
 const data = program.command('data').description('Manage task data');
 data

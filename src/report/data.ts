@@ -1,0 +1,611 @@
+/**
+ * From loaded runs to what the page shows: chart series (plain numbers for the browser), the
+ * header and score tables, the interface timeline, and a bounded sample of rollouts. No markup
+ * here; the renderer escapes and lays out.
+ */
+import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
+import type { Summary } from '../eval/summary.js';
+import { CUE_COMPONENT, CUE_GROUPS, type CueGroup } from '../seal/interface/state.js';
+import { LABELS, type Label } from '../seal/labels.js';
+import type { RolloutRecord } from '../train/record.js';
+import type { LoadedRun } from './load.js';
+
+export interface ReportOptions {
+  /** rollouts shown per round in the trajectory browser */
+  readonly rolloutsPerRound: number;
+  /** and per run, over all its rounds (the per-round cap shrinks to fit, to at least 2) */
+  readonly rolloutsPerRun: number;
+  /** raw model text per step and tool output per call are cut after this many characters */
+  readonly maxTextChars: number;
+}
+
+export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
+  rolloutsPerRound: 12,
+  rolloutsPerRun: 240,
+  maxTextChars: 2000,
+};
+
+export interface Series {
+  readonly label: string;
+  readonly color: string;
+  readonly values: readonly (number | null)[];
+  readonly dash?: boolean;
+  /** stacked charts: the series' own share (values are the running total it is drawn up to) */
+  readonly own?: readonly (number | null)[];
+}
+
+export interface ChartSpec {
+  readonly id: string;
+  readonly title: string;
+  readonly kind: 'line' | 'stacked';
+  readonly yLabel: string;
+  /** fixed y range, else fitted to the data */
+  readonly yRange?: readonly [number, number];
+  /** values print as percentages (0..1 shown as 0..100 %) */
+  readonly share?: boolean;
+  readonly x: readonly number[];
+  readonly series: readonly Series[];
+}
+
+export interface ScoreTable {
+  readonly columns: readonly string[];
+  readonly rows: readonly { readonly label: string; readonly cells: readonly string[] }[];
+}
+
+export interface TimelineRow {
+  readonly kind: 'cue' | 'guideline';
+  readonly name: string;
+  readonly component: string;
+  /** per round: why it was shown (base / forced / evolved, with trigger), or null when off */
+  readonly cells: readonly (string | null)[];
+}
+
+export interface Timeline {
+  readonly rounds: readonly number[];
+  readonly rows: readonly TimelineRow[];
+  /** per round, what evolution changed for the next round */
+  readonly changes: readonly (readonly string[])[];
+}
+
+export interface CallView {
+  readonly call: string;
+  readonly output: string;
+  readonly executionError: boolean;
+  readonly available: boolean;
+  readonly issues: readonly string[];
+}
+
+export interface StepView {
+  readonly rawText?: string;
+  readonly parseError?: string;
+  readonly calls: readonly CallView[];
+}
+
+export interface TurnView {
+  readonly turn: number;
+  readonly label?: Label;
+  /** null: not checked (the turn needed no call) */
+  readonly passed: boolean | null;
+  readonly failure?: string;
+  readonly tools: number;
+  readonly steps: readonly StepView[];
+}
+
+export interface RolloutView {
+  readonly taskId: string;
+  readonly category: string;
+  readonly group: number;
+  readonly sample: number;
+  readonly reward: number;
+  readonly weight: number;
+  readonly advantage: number;
+  readonly weightedAdvantage: number;
+  readonly completionTokens: number;
+  readonly labels: readonly Label[];
+  readonly forceQuit: boolean;
+  readonly turns: readonly TurnView[];
+}
+
+export interface BrowserRound {
+  readonly round: number;
+  readonly total: number;
+  readonly shown: readonly RolloutView[];
+}
+
+export interface RunPage {
+  readonly id: string;
+  readonly name: string;
+  readonly dir: string;
+  readonly color: string;
+  readonly facts: readonly (readonly [string, string])[];
+  readonly overrides: readonly (readonly [string, string])[];
+  readonly notes: readonly string[];
+  readonly scores: ScoreTable;
+  /** label mix, w_j distribution (when recorded), wall time per round */
+  readonly charts: readonly ChartSpec[];
+  readonly timeline: Timeline;
+  readonly browserNote: string;
+  readonly browser: readonly BrowserRound[];
+}
+
+export interface PageData {
+  readonly title: string;
+  readonly generated: string;
+  readonly runs: readonly RunPage[];
+  readonly accuracy: readonly ChartSpec[];
+  readonly accuracyNote: string;
+  readonly training: readonly ChartSpec[];
+}
+
+/** Colour-blind-friendly (Okabe-Ito, then Tol) so several runs stay apart. */
+const RUN_COLORS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#882255', '#44aa99'];
+
+export const LABEL_COLORS: Readonly<Record<Label, string>> = {
+  pass: '#4daf4a',
+  correct_abstention: '#a6d96a',
+  invalid_tool_call: '#e41a1c',
+  argument_mismatch: '#ff7f00',
+  state_mismatch: '#984ea3',
+  instance_mismatch: '#c2a5cf',
+  recovery_failure: '#a65628',
+  missing_tool_call: '#377eb8',
+  spurious_tool_call: '#f781bf',
+  response_mismatch: '#ffd92f',
+  checker_error: '#999999',
+  gt_error: '#666666',
+};
+
+const fmt = (x: number | undefined, digits = 2): string =>
+  x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);
+
+export function clipText(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max)}… [${s.length - max} more characters]`;
+}
+
+const categoriesOf = (summaries: readonly Summary[]): Category[] =>
+  CATEGORIES.filter((c) => summaries.some((s) => (s.categories[c]?.n ?? 0) > 0));
+
+/**
+ * The accuracy curve of one run: eval-start at round 0 (else validation round 0), validation
+ * after each validated round, eval-final at the last completed round (it replaces a validation
+ * of that round: it scores the full test split).
+ */
+export function accuracyPoints(run: LoadedRun): Map<number, Summary> {
+  const points = new Map<number, Summary>();
+  for (const v of run.validation) points.set(v.round, v.summary);
+  if (run.evalStart) points.set(0, run.evalStart);
+  if (run.evalFinal) points.set(run.rounds.at(-1)?.round ?? 0, run.evalFinal);
+  return points;
+}
+
+const union = (lists: readonly (readonly number[])[]): number[] =>
+  [...new Set(lists.flat())].sort((a, b) => a - b);
+
+function accuracyCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): ChartSpec[] {
+  const points = runs.map(accuracyPoints);
+  const x = union(points.map((p) => [...p.keys()]));
+  const categories = categoriesOf(points.flatMap((p) => [...p.values()]));
+  const panels: { key: 'average' | Category; title: string }[] = [
+    { key: 'average', title: 'Average' },
+    ...categories.map((c) => ({ key: c, title: CATEGORY_TITLES[c] })),
+  ];
+  return panels.map((panel) => ({
+    id: `accuracy-${panel.key}`,
+    title: panel.title,
+    kind: 'line',
+    yLabel: 'accuracy %',
+    yRange: [0, 100],
+    x,
+    series: runs.map((_, i) => ({
+      label: pages[i]!.name,
+      color: pages[i]!.color,
+      values: x.map((round) => {
+        const s = points[i]!.get(round);
+        if (!s) return null;
+        if (panel.key === 'average') return s.average;
+        const c = s.categories[panel.key];
+        return c && c.n > 0 ? c.accuracy : null;
+      }),
+    })),
+  }));
+}
+
+function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): ChartSpec[] {
+  const x = union(runs.map((r) => r.rounds.map((rd) => rd.round)));
+  type Pick = (rd: LoadedRun['rounds'][number]) => number | undefined;
+  const lines = (pick: Pick, suffix = '', dash = false): Series[] =>
+    runs.map((run, i) => {
+      const byRound = new Map(run.rounds.map((rd) => [rd.round, rd]));
+      return {
+        label: `${pages[i]!.name}${suffix}`,
+        color: pages[i]!.color,
+        ...(dash ? { dash: true } : {}),
+        values: x.map((round) => {
+          const rd = byRound.get(round);
+          const v = rd ? pick(rd) : undefined;
+          return v === undefined || !Number.isFinite(v) ? null : v;
+        }),
+      };
+    });
+  const chart = (id: string, title: string, yLabel: string, series: Series[], share = false): ChartSpec => ({
+    id: `training-${id}`,
+    title,
+    kind: 'line',
+    yLabel,
+    ...(share ? { share: true, yRange: [0, 1] as const } : {}),
+    x,
+    series,
+  });
+  return [
+    chart(
+      'reward',
+      'Rollout reward (mean)',
+      'reward',
+      lines((rd) => rd.rollouts.meanReward),
+      true,
+    ),
+    chart(
+      'group-success',
+      'Groups with a success',
+      'share',
+      lines((rd) => rd.rollouts.groupSuccess),
+      true,
+    ),
+    chart('weights', 'w_j per round: mean (solid), min and max (dashed)', 'w_j', [
+      ...lines((rd) => rd.weights.mean),
+      ...lines((rd) => rd.weights.min, ' min', true),
+      ...lines((rd) => rd.weights.max, ' max', true),
+    ]),
+    chart('advantages', 'mean |A| (solid) and mean |w A| (dashed)', '|A|', [
+      ...lines((rd) => rd.advantages.meanAbs, ' |A|'),
+      ...lines((rd) => rd.advantages.meanAbsWeighted, ' |w A|', true),
+    ]),
+    chart('loss', 'Learner loss (solid) and policy-gradient loss (dashed)', 'loss', [
+      ...lines((rd) => rd.learner.loss),
+      ...lines((rd) => rd.learner.pgLoss, ' pg', true),
+    ]),
+    chart(
+      'tokens',
+      'Completion tokens per rollout (mean)',
+      'tokens',
+      lines((rd) => rd.rollouts.meanCompletionTokens),
+    ),
+    chart(
+      'kl',
+      'KL to the reference policy (k3, token mean)',
+      'KL',
+      lines((rd) => rd.learner.kl),
+    ),
+    chart(
+      'clip',
+      'PPO clip fraction',
+      'share',
+      lines((rd) => rd.learner.clipFrac),
+      true,
+    ),
+    chart(
+      'parse-errors',
+      'Steps that did not parse',
+      'share',
+      lines((rd) => (rd.rollouts.steps > 0 ? rd.rollouts.parseErrors / rd.rollouts.steps : undefined)),
+      true,
+    ),
+  ];
+}
+
+/**
+ * A stacked bar per round. Series run from the top of the stack down: each bar is drawn up to its
+ * running total, so the later (lower) ones cover the earlier ones' lower part.
+ */
+function stacked(
+  id: string,
+  title: string,
+  yLabel: string,
+  x: readonly number[],
+  parts: readonly { label: string; color: string; values: readonly (number | null)[] }[],
+  share: boolean,
+): ChartSpec {
+  const series: Series[] = parts.map((p, pi) => ({
+    label: p.label,
+    color: p.color,
+    values: x.map((_, xi) => parts.slice(0, pi + 1).reduce((sum, q) => sum + (q.values[xi] ?? 0), 0)),
+    own: p.values,
+  }));
+  return {
+    id,
+    title,
+    kind: 'stacked',
+    yLabel,
+    ...(share ? { share: true, yRange: [0, 1] as const } : {}),
+    x,
+    series: series.reverse(),
+  };
+}
+
+function labelChart(run: LoadedRun, id: string): ChartSpec {
+  const present = LABELS.filter((l) => run.rounds.some((r) => (r.labels[l] ?? 0) > 0));
+  const totals = run.rounds.map((r) => present.reduce((s, l) => s + (r.labels[l] ?? 0), 0));
+  return stacked(
+    `labels-${id}`,
+    'Diagnosis labels per round (share of user turns)',
+    'share',
+    run.rounds.map((r) => r.round),
+    present.map((label) => ({
+      label,
+      color: LABEL_COLORS[label],
+      values: run.rounds.map((r, i) => (totals[i]! > 0 ? (r.labels[label] ?? 0) / totals[i]! : 0)),
+    })),
+    true,
+  );
+}
+
+const BIN_COLORS = ['#313695', '#4575b4', '#74add1', '#abd9e9', '#fee090', '#fdae61', '#f46d43', '#d73027'];
+
+/** w_j histogram per round as shares of the round's rollouts; undefined when the record has none. */
+function weightChart(run: LoadedRun, id: string): ChartSpec | undefined {
+  const first = run.rounds.find((r) => r.weights.histogram)?.weights.histogram;
+  if (!first) return undefined;
+  const edges = first.edges;
+  const same = (e: readonly number[] | undefined) =>
+    !!e && e.length === edges.length && e.every((v, i) => v === edges[i]);
+  const bins = edges.slice(1).map((hi, b) => ({
+    label: `w ${fmt(edges[b])}–${fmt(hi)}`,
+    color: BIN_COLORS[Math.floor((b * BIN_COLORS.length) / Math.max(1, edges.length - 1))]!,
+    values: run.rounds.map((r) => {
+      const h = r.weights.histogram;
+      if (!h || !same(h.edges)) return null;
+      const total = h.counts.reduce((s, c) => s + c, 0);
+      return total > 0 ? (h.counts[b] ?? 0) / total : 0;
+    }),
+  }));
+  return stacked(
+    `weights-${id}`,
+    'w_j distribution per round (share of rollouts per bin)',
+    'share',
+    run.rounds.map((r) => r.round),
+    bins,
+    true,
+  );
+}
+
+function timingChart(run: LoadedRun, id: string): ChartSpec {
+  const parts = [
+    ['sampling', 'samplingMs', '#0072b2'],
+    ['environment + diagnosis', 'envMs', '#009e73'],
+    ['learning', 'learnMs', '#d55e00'],
+    ['validation', 'validationMs', '#999999'],
+  ] as const;
+  return stacked(
+    `timings-${id}`,
+    'Wall time per round (seconds)',
+    's',
+    run.rounds.map((r) => r.round),
+    parts.map(([label, key, color]) => ({
+      label,
+      color,
+      values: run.rounds.map((r) => {
+        const ms = r.timings?.[key];
+        return typeof ms === 'number' && Number.isFinite(ms) ? ms / 1000 : null;
+      }),
+    })),
+    false,
+  );
+}
+
+function scoreTable(run: LoadedRun): ScoreTable {
+  const summaries = [run.evalStart, run.evalFinal].filter((s): s is Summary => !!s);
+  const categories = categoriesOf(summaries);
+  const columns = ['', 'Average', ...categories.map((c) => CATEGORY_TITLES[c]), 'tasks'];
+  const row = (label: string, s: Summary | undefined) => ({
+    label,
+    cells: s
+      ? [
+          fmt(s.average),
+          ...categories.map((c) => (s.categories[c]?.n ? fmt(s.categories[c].accuracy) : '-')),
+          String(CATEGORIES.reduce((n, c) => n + (s.categories[c]?.n ?? 0), 0)),
+        ]
+      : [
+          `no ${label === 'start' ? 'eval-start' : 'eval-final'}/summary.json`,
+          ...categories.map(() => ''),
+          '',
+        ],
+  });
+  const rows = [row('start', run.evalStart), row('final', run.evalFinal)];
+  const { evalStart: a, evalFinal: b } = run;
+  if (a && b) {
+    const delta = (x: number, y: number) => `${y - x >= 0 ? '+' : ''}${(y - x).toFixed(2)}`;
+    rows.push({
+      label: 'change',
+      cells: [
+        delta(a.average, b.average),
+        ...categories.map((c) => delta(a.categories[c]?.accuracy ?? 0, b.categories[c]?.accuracy ?? 0)),
+        '',
+      ],
+    });
+  }
+  return { columns, rows };
+}
+
+function timeline(run: LoadedRun): Timeline {
+  const rounds = run.rounds.map((r) => r.round);
+  const cueRows: TimelineRow[] = CUE_GROUPS.map((g: CueGroup) => ({
+    kind: 'cue',
+    name: g,
+    component: CUE_COMPONENT[g],
+    cells: run.rounds.map((r) => {
+      const cue = r.interface.cues?.[g];
+      if (!cue?.active) return null;
+      return cue.source === 'evolved' && cue.trigger
+        ? `evolved (${cue.trigger}${cue.pressure !== null ? `, pressure ${fmt(cue.pressure, 3)}` : ''})`
+        : (cue.source ?? 'active');
+    }),
+  }));
+  const guidelineLabels = LABELS.filter((l) =>
+    run.rounds.some((r) => (r.interface.guidelines ?? []).some((g) => g.label === l)),
+  );
+  const guidelineRows: TimelineRow[] = guidelineLabels.map((label) => ({
+    kind: 'guideline',
+    name: label,
+    component: 'guidelines',
+    cells: run.rounds.map((r) => {
+      const g = (r.interface.guidelines ?? []).find((x) => x.label === label);
+      return g
+        ? `pressure ${fmt(g.pressure, 3)}, prevalence ${fmt(g.prevalence, 3)}, mean reward ${fmt(g.meanReward)}`
+        : null;
+    }),
+  }));
+  return {
+    rounds,
+    rows: [...cueRows, ...guidelineRows],
+    changes: run.rounds.map((r) => r.nextInterface?.changes ?? []),
+  };
+}
+
+/**
+ * Which rollouts of a round the browser shows: successes and failures in equal parts where the
+ * round has both (a failure-only sample would hide what worked), each part spread evenly over
+ * the round's groups, then back in (group, sample) order.
+ */
+export function sampleRollouts(all: readonly RolloutRecord[], cap: number): RolloutRecord[] {
+  if (all.length <= cap) return [...all];
+  const spread = (xs: readonly RolloutRecord[], n: number) =>
+    n >= xs.length ? [...xs] : Array.from({ length: n }, (_, i) => xs[Math.floor((i * xs.length) / n)]!);
+  const wins = all.filter((r) => r.reward === 1);
+  const losses = all.filter((r) => r.reward !== 1);
+  const half = Math.ceil(cap / 2);
+  const nWins = Math.min(wins.length, Math.max(half, cap - losses.length));
+  const chosen = new Set([...spread(wins, nWins), ...spread(losses, cap - nWins)]);
+  return all.filter((r) => chosen.has(r));
+}
+
+function rolloutView(r: RolloutRecord, max: number): RolloutView {
+  return {
+    taskId: r.taskId,
+    category: r.category,
+    group: r.group,
+    sample: r.sample,
+    reward: r.reward,
+    weight: r.weight,
+    advantage: r.advantage,
+    weightedAdvantage: r.weightedAdvantage,
+    completionTokens: r.completionTokens,
+    labels: r.labels,
+    forceQuit: r.trajectory.forceQuit,
+    // optional chaining below: a hand-edited or truncated trajectory should cost its details, not the report
+    turns: r.trajectory.turns.map((t, i) => ({
+      turn: t.turn,
+      ...(r.labels[i] ? { label: r.labels[i] } : {}),
+      passed: t.check?.checked ? t.check.passed : null,
+      ...(t.check?.failure ? { failure: t.check.failure } : {}),
+      tools: t.availableTools?.length ?? 0,
+      steps: (t.steps ?? []).map((s) => ({
+        ...(typeof s.rawText === 'string' ? { rawText: clipText(s.rawText, max) } : {}),
+        ...(typeof s.parseError === 'string' ? { parseError: clipText(s.parseError, max) } : {}),
+        calls: (s.calls ?? []).map((c) => ({
+          call: clipText(String(c.call), max),
+          output: clipText(String(c.output), max),
+          executionError: c.executionError === true,
+          available: c.available !== false,
+          issues: (c.argumentIssues ?? []).map((x) => clipText(`${x.kind} ${x.argument}: ${x.message}`, max)),
+        })),
+      })),
+    })),
+  };
+}
+
+function facts(run: LoadedRun): [string, string][] {
+  const m = run.manifest;
+  const done = run.rounds.length;
+  return [
+    ['method', m.method],
+    ['seed', String(m.seed)],
+    ['suite', m.suite],
+    ['rounds', `${done} of ${m.budget?.rounds ?? '?'} completed`],
+    [
+      'budget',
+      `${m.budget?.tasksPerRound} tasks x ${m.budget?.groupSize} rollouts per round, ${m.budget?.rollouts} rollouts in all`,
+    ],
+    [
+      'sampling',
+      `temperature ${m.sampling?.temperature}, top-p ${m.sampling?.topP}, max tokens ${m.sampling?.maxTokens}`,
+    ],
+    ['base checkpoint', `${m.base?.checkpoint} (weights sha256 ${m.base?.modelSha256})`],
+    ['code', `${m.code?.version}${m.code?.git ? ` (git ${m.code.git})` : ''}`],
+    ['started', m.started],
+    ['last round finished', run.rounds.at(-1)?.finished ?? '-'],
+    ['command', m.command],
+    ['folder', run.dir],
+  ];
+}
+
+function notes(run: LoadedRun): string[] {
+  const out: string[] = [];
+  if (run.droppedRoundLines > 0)
+    out.push(
+      `${run.droppedRoundLines} line(s) of rounds.jsonl could not be read (a run killed mid-write leaves a torn last line); the report shows the ${run.rounds.length} completed round(s).`,
+    );
+  if (run.unfinishedRound !== undefined)
+    out.push(
+      `Round ${run.unfinishedRound} has rollouts but no round record: it was interrupted (or is still running) and is left out.`,
+    );
+  if (!run.evalFinal) out.push('No eval-final/: the run has not finished its final evaluation.');
+  for (const r of run.rollouts)
+    if (r.dropped > 0) out.push(`Round ${r.round}: ${r.dropped} rollout line(s) could not be read.`);
+  return out;
+}
+
+export function buildPage(
+  runs: readonly LoadedRun[],
+  options: ReportOptions = DEFAULT_REPORT_OPTIONS,
+  now: Date = new Date(),
+): PageData {
+  // Two runs of the same folder name (e.g. .../seal/run and .../vanilla/run) need telling apart.
+  const names = runs.map((r) => r.name);
+  const pages: RunPage[] = runs.map((run, i) => {
+    const id = `run${i + 1}`;
+    const perRound = Math.max(
+      2,
+      Math.min(options.rolloutsPerRound, Math.floor(options.rolloutsPerRun / Math.max(1, run.rounds.length))),
+    );
+    const browser = run.rollouts.map((r) => ({
+      round: r.round,
+      total: r.rollouts.length,
+      shown: sampleRollouts(r.rollouts, perRound).map((x) => rolloutView(x, options.maxTextChars)),
+    }));
+    const name = names.filter((n) => n === run.name).length > 1 ? `${run.name} (${i + 1})` : run.name;
+    return {
+      id,
+      name,
+      dir: run.dir,
+      color: RUN_COLORS[i % RUN_COLORS.length]!,
+      facts: facts(run),
+      overrides: Object.entries(run.manifest.overrides ?? {}).map(
+        ([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)] as const,
+      ),
+      notes: notes(run),
+      scores: scoreTable(run),
+      charts: [labelChart(run, id), weightChart(run, id), timingChart(run, id)].filter(
+        (c): c is ChartSpec => c !== undefined,
+      ),
+      timeline: timeline(run),
+      browserNote:
+        `Up to ${perRound} rollouts per round (of ${run.manifest.budget?.tasksPerRound * run.manifest.budget?.groupSize || '?'}): ` +
+        'successes and failures in equal parts where both occur, spread evenly over the groups. ' +
+        `Model text and tool outputs are cut after ${options.maxTextChars} characters; token ids and logprobs are left out.`,
+      browser,
+    };
+  });
+  const multi = runs.length > 1;
+  return {
+    title: multi
+      ? `seal report: ${pages.map((p) => p.name).join(', ')}`
+      : `seal report: ${pages[0]?.name ?? ''}`,
+    generated: now.toISOString(),
+    runs: pages,
+    accuracy: accuracyCharts(runs, pages),
+    accuracyNote:
+      'Strict protocol (no training interface). Round 0 is eval-start and the last point eval-final (the full test split); ' +
+      'the points between are validation on a fixed subset of the test split, so they are noisier and not on the same tasks.',
+    training: trainingCharts(runs, pages),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * Reads a `seal train` run folder (src/train/record.ts) for the report. Read only: unlike resume,
+ * the report never repairs a torn line, it just leaves it out, so it can run beside a live run.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { Summary } from '../eval/summary.js';
+import {
+  type RolloutRecord,
+  type RoundRecord,
+  RUN_FILES,
+  RUN_FORMAT,
+  RUN_VERSION,
+  type RunManifest,
+  roundName,
+} from '../train/record.js';
+import { UserError } from '../util/errors.js';
+import { readJsonLines } from '../util/files.js';
+
+export class NotARunError extends UserError {
+  override name = 'NotARunError';
+}
+
+export interface EvalPoint {
+  /** 0 before training; the round after which the policy was validated */
+  readonly round: number;
+  readonly summary: Summary;
+}
+
+export interface RoundRollouts {
+  readonly round: number;
+  /** every rollout of the round, in (group, sample) order */
+  readonly rollouts: readonly RolloutRecord[];
+  /** lines left out (torn or not a rollout) */
+  readonly dropped: number;
+}
+
+export interface LoadedRun {
+  /** as given on the command line */
+  readonly dir: string;
+  readonly name: string;
+  readonly manifest: RunManifest;
+  /** the completed rounds, in order */
+  readonly rounds: readonly RoundRecord[];
+  /** lines of rounds.jsonl left out: a torn tail means the run was killed mid-write */
+  readonly droppedRoundLines: number;
+  /** a round whose rollouts exist but that has no round record (killed mid-round, or running) */
+  readonly unfinishedRound?: number;
+  readonly evalStart?: Summary;
+  readonly evalFinal?: Summary;
+  /** strict validation, by round (from the round records, else the validation folders) */
+  readonly validation: readonly EvalPoint[];
+  readonly rollouts: readonly RoundRollouts[];
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+const isRound = (x: unknown): x is RoundRecord =>
+  isObject(x) &&
+  Number.isInteger(x.round) &&
+  isObject(x.rollouts) &&
+  isObject(x.labels) &&
+  isObject(x.interface) &&
+  isObject(x.weights) &&
+  isObject(x.advantages) &&
+  isObject(x.learner);
+
+const isRollout = (x: unknown): x is RolloutRecord =>
+  isObject(x) &&
+  typeof x.taskId === 'string' &&
+  typeof x.weight === 'number' &&
+  Array.isArray(x.labels) &&
+  isObject(x.trajectory) &&
+  Array.isArray((x.trajectory as Record<string, unknown>).turns);
+
+const isSummary = (x: unknown): x is Summary =>
+  isObject(x) && typeof x.average === 'number' && isObject(x.categories);
+
+function readJson(path: string, what: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch (e) {
+    throw new NotARunError(`${what}: cannot read ${path} (${(e as Error).message})`);
+  }
+}
+
+/** summary.json of an eval run folder, or undefined when it is missing or not a summary */
+function readSummary(dir: string): Summary | undefined {
+  const path = join(dir, 'summary.json');
+  if (!existsSync(path)) return undefined;
+  try {
+    const s = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    return isSummary(s) ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readManifest(dir: string): RunManifest {
+  if (!existsSync(dir)) throw new NotARunError(`${dir}: no such folder`);
+  if (!statSync(dir).isDirectory()) throw new NotARunError(`${dir} is a file, not a seal train run folder`);
+  const path = join(dir, RUN_FILES.manifest);
+  if (!existsSync(path)) {
+    throw new NotARunError(
+      `${dir} is not a seal train run folder: it has no ${RUN_FILES.manifest} (the run manifest \`seal train\` writes first)`,
+    );
+  }
+  const m = readJson(path, dir);
+  if (!isObject(m) || m.format !== RUN_FORMAT) {
+    // a `seal eval` folder also has a run.json, whose `format` is the tool-call format
+    const evalRun = isObject(m) && 'model' in m && 'split' in m;
+    throw new NotARunError(
+      evalRun
+        ? `${dir} is a \`seal eval\` folder, not a seal train run folder (its ${RUN_FILES.manifest} describes an evaluation)`
+        : `${dir} is not a seal train run folder: its ${RUN_FILES.manifest} has no "format": "${RUN_FORMAT}"`,
+    );
+  }
+  if (typeof m.version !== 'number' || m.version > RUN_VERSION) {
+    throw new NotARunError(
+      `${dir}: run record version ${JSON.stringify(m.version)} is newer than this seal reads (${RUN_VERSION})`,
+    );
+  }
+  return m as unknown as RunManifest;
+}
+
+export function loadRun(dir: string): LoadedRun {
+  const manifest = readManifest(dir);
+  const { rows, dropped } = readJsonLines(join(dir, RUN_FILES.rounds), isRound);
+  // A resumed run may repeat a round's line if it was killed between the append and the next
+  // round; the later line is the one resume continued from.
+  const byRound = new Map<number, RoundRecord>();
+  for (const r of rows) byRound.set(r.round, r);
+  const rounds = [...byRound.values()].sort((a, b) => a.round - b.round);
+
+  const validation = new Map<number, Summary>();
+  const start = readSummary(join(dir, RUN_FILES.validationDir, roundName(0)));
+  if (start) validation.set(0, start);
+  for (const r of rounds) {
+    const s = r.validation?.summary ?? readSummary(join(dir, RUN_FILES.validationDir, roundName(r.round)));
+    if (s && isSummary(s)) validation.set(r.round, s);
+  }
+
+  const rollouts = rounds.map((r) => {
+    const path = join(dir, RUN_FILES.rolloutsDir, `${roundName(r.round)}.jsonl`);
+    const read = readJsonLines(path, isRollout);
+    const sorted = [...read.rows].sort((a, b) => a.group - b.group || a.sample - b.sample);
+    return { round: r.round, rollouts: sorted, dropped: read.dropped };
+  });
+  const last = rounds.at(-1)?.round ?? 0;
+  const unfinished = existsSync(join(dir, RUN_FILES.rolloutsDir, `${roundName(last + 1)}.jsonl`));
+
+  const evalStart = readSummary(join(dir, RUN_FILES.evalStart));
+  const evalFinal = readSummary(join(dir, RUN_FILES.evalFinal));
+  return {
+    dir,
+    name: basename(resolve(dir)),
+    manifest,
+    rounds,
+    droppedRoundLines: dropped,
+    ...(unfinished ? { unfinishedRound: last + 1 } : {}),
+    ...(evalStart ? { evalStart } : {}),
+    ...(evalFinal ? { evalFinal } : {}),
+    validation: [...validation].sort((a, b) => a[0] - b[0]).map(([round, summary]) => ({ round, summary })),
+    rollouts,
+  };
+}

@@ -1,0 +1,30 @@
+/** `seal report`: load the run folders, build the page, write one HTML file (atomically). */
+import { join } from 'node:path';
+import { RUN_FILES } from '../train/record.js';
+import { writeAtomic } from '../util/files.js';
+import { buildPage, DEFAULT_REPORT_OPTIONS, type ReportOptions } from './data.js';
+import { renderReport } from './html.js';
+import { type LoadedRun, loadRun } from './load.js';
+
+export interface ReportResult {
+  readonly path: string;
+  readonly bytes: number;
+  readonly runs: readonly LoadedRun[];
+}
+
+/** One run: its own folder's report.html; several: report.html in the working directory. */
+export function defaultReportPath(dirs: readonly string[]): string {
+  return dirs.length === 1 ? join(dirs[0]!, RUN_FILES.report) : RUN_FILES.report;
+}
+
+export function writeReport(
+  dirs: readonly string[],
+  out: string = defaultReportPath(dirs),
+  options: ReportOptions = DEFAULT_REPORT_OPTIONS,
+): ReportResult {
+  // every folder is checked before anything is written, so a typo in the third costs nothing
+  const runs = dirs.map(loadRun);
+  const text = renderReport(buildPage(runs, options));
+  writeAtomic(out, text);
+  return { path: out, bytes: Buffer.byteLength(text), runs };
+}
