@@ -8,7 +8,7 @@ import type { ToolCallFormat } from '../../seal/interface.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import type { Gpt } from './model.js';
 import { Rng } from './rng.js';
-import { sample } from './sampler.js';
+import { PrefixCache, type PrefixCacheOptions, sample } from './sampler.js';
 import { type ChatRole, encodeChat, type Tokenizer } from './tokenizer.js';
 import { windowStart } from './window.js';
 
@@ -29,6 +29,11 @@ export interface EmbeddedPolicyOptions {
    * default 128
    */
   readonly completionRoom?: number;
+  /**
+   * the keys and values of earlier prompts and completions kept for reuse (see PrefixCache: exact,
+   * so it changes speed only); false turns it off. Default: on, with PrefixCache's defaults.
+   */
+  readonly prefixCache?: PrefixCacheOptions | false;
 }
 
 /** the text the embedded model sees for one message */
@@ -51,6 +56,8 @@ export class EmbeddedPolicy implements Policy {
   private readonly seeds: Rng;
   private readonly defaultMaxTokens: number;
   private readonly completionRoom: number;
+  /** undefined when turned off */
+  readonly prefixCache: PrefixCache | undefined;
 
   constructor(
     readonly model: Gpt,
@@ -61,6 +68,7 @@ export class EmbeddedPolicy implements Policy {
     this.seeds = new Rng(opts.seed ?? 0);
     this.defaultMaxTokens = opts.defaultMaxTokens ?? 256;
     this.completionRoom = opts.completionRoom ?? 128;
+    this.prefixCache = opts.prefixCache === false ? undefined : new PrefixCache(model, opts.prefixCache);
   }
 
   /**
@@ -109,6 +117,7 @@ export class EmbeddedPolicy implements Policy {
       maxTokens,
       stopIds: [end],
       seed,
+      ...(this.prefixCache ? { prefixCache: this.prefixCache } : {}),
       onToken:
         stops.length > 0
           ? (_id, ids) => {
@@ -128,6 +137,7 @@ export class EmbeddedPolicy implements Policy {
       finishReason: r.finishReason,
       tokenIds: r.tokenIds,
       logprobs: r.logprobs,
+      promptTokenIds: prompt,
       usage: { promptTokens: r.promptTokens, completionTokens: r.tokenIds.length },
       latencyMs: performance.now() - t0,
     };

@@ -3,8 +3,130 @@
  * decoded one at a time with temperature / top-p / seeded randomness (greedy at temperature 0) until
  * a stop token or the token budget.
  */
-import type { Arr, Gpt } from './model.js';
+import type { Arr, Gpt, KvCache } from './model.js';
 import { Rng } from './rng.js';
+
+export interface PrefixCacheOptions {
+  /** most token positions kept over all entries (each costs 2 x layers x width floats); default 65,536 */
+  readonly maxTokens?: number;
+  /** most entries; default 128 */
+  readonly maxEntries?: number;
+}
+
+interface PrefixEntry {
+  readonly ids: Int32Array;
+  readonly k: readonly Arr[];
+  readonly v: readonly Arr[];
+  used: number;
+}
+
+/**
+ * Keys and values of sequences already run through the model, so that a prompt sharing a prefix
+ * with one of them (the next step of a rollout, another rollout of the same task) only runs its new
+ * tokens. Reuse is exact: every kernel computes a position's row from that row and the cached rows
+ * alone, in the same order whatever the number of rows run with it, so a prompt continued from a
+ * cached prefix gets bit-identical logits to the same prompt run whole (pinned by the tests).
+ *
+ * Least recently used entries leave first. The budget has to hold the working set: rollouts run
+ * round robin (one step each in turn) with less room than their entries take would each find its
+ * entry gone.
+ */
+export class PrefixCache {
+  private readonly entries: PrefixEntry[] = [];
+  private tokens = 0;
+  private clock = 0;
+  private readonly maxTokens: number;
+  private readonly maxEntries: number;
+  /** prompt tokens served from the cache / run through the model, since construction */
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly model: Gpt,
+    opts: PrefixCacheOptions = {},
+  ) {
+    this.maxTokens = opts.maxTokens ?? 65536;
+    this.maxEntries = opts.maxEntries ?? 128;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /**
+   * A fresh KV cache holding the longest cached prefix of `ids`, at most `ids.length - 1` tokens
+   * (the last token has to run for its logits); `reused` is that length.
+   */
+  take(ids: readonly number[]): { kv: KvCache; reused: number } {
+    let best: PrefixEntry | undefined;
+    let bestLen = 0;
+    const limit = ids.length - 1;
+    for (const e of this.entries) {
+      const n = Math.min(e.ids.length, limit);
+      let i = 0;
+      while (i < n && e.ids[i] === ids[i]) i++;
+      if (i > bestLen) {
+        bestLen = i;
+        best = e;
+      }
+    }
+    const kv = this.model.newKvCache();
+    if (best) {
+      best.used = ++this.clock;
+      const w = bestLen * this.model.config.dModel;
+      for (let l = 0; l < kv.k.length; l++) {
+        kv.k[l]!.set(best.k[l]!.subarray(0, w));
+        kv.v[l]!.set(best.v[l]!.subarray(0, w));
+      }
+      kv.length = bestLen;
+      kv.last = ids[bestLen - 1]!;
+    }
+    return { kv, reused: bestLen };
+  }
+
+  /** remembers `kv`, whose positions hold `ids[0, kv.length)` (copied: the caller keeps `kv`) */
+  put(ids: readonly number[], kv: KvCache): void {
+    const n = kv.length;
+    if (n === 0 || n > this.maxTokens) return;
+    const key = Int32Array.from(ids.slice(0, n));
+    const isPrefix = (a: Int32Array, b: Int32Array) => a.length <= b.length && a.every((x, i) => x === b[i]);
+    for (const e of this.entries) {
+      if (isPrefix(key, e.ids)) {
+        e.used = ++this.clock; // nothing new
+        return;
+      }
+    }
+    // an entry this one extends is of no further use
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      if (isPrefix(this.entries[i]!.ids, key)) this.drop(i);
+    }
+    const w = n * this.model.config.dModel;
+    this.entries.push({
+      ids: key,
+      k: kv.k.map((a) => a.slice(0, w)),
+      v: kv.v.map((a) => a.slice(0, w)),
+      used: ++this.clock,
+    });
+    this.tokens += n;
+    while (this.tokens > this.maxTokens || this.entries.length > this.maxEntries) {
+      let oldest = 0;
+      for (let i = 1; i < this.entries.length; i++) {
+        if (this.entries[i]!.used < this.entries[oldest]!.used) oldest = i;
+      }
+      this.drop(oldest);
+    }
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+    this.tokens = 0;
+  }
+
+  private drop(i: number): void {
+    this.tokens -= this.entries[i]!.ids.length;
+    this.entries.splice(i, 1);
+  }
+}
 
 export interface SampleOptions {
   /** 0 = greedy; default 1 */
@@ -20,6 +142,8 @@ export interface SampleOptions {
   readonly rng?: Rng;
   /** called after each token; return true to stop (e.g. a stop string was produced) */
   readonly onToken?: (id: number, ids: readonly number[]) => boolean;
+  /** starts from the longest cached prefix of the prompt, and leaves the sequence in it */
+  readonly prefixCache?: PrefixCache;
 }
 
 export interface SampleResult {
@@ -125,21 +249,29 @@ export function sample(model: Gpt, promptIds: readonly number[], opts: SampleOpt
   const stop = new Set(opts.stopIds ?? []);
   const rng = opts.rng ?? new Rng(opts.seed ?? 0);
   const scratch = new Scratch(model.config.vocabSize);
-  const kv = model.newKvCache();
-  let logits = model.step(kv, promptIds);
+  const cache = opts.prefixCache;
+  const { kv, reused } = cache ? cache.take(promptIds) : { kv: model.newKvCache(), reused: 0 };
+  if (cache) {
+    cache.hits += reused;
+    cache.misses += promptIds.length - reused;
+  }
+  let logits = model.step(kv, reused > 0 ? promptIds.slice(reused) : promptIds);
   const tokenIds: number[] = [];
   const logprobs: number[] = [];
+  let finishReason: SampleResult['finishReason'] = 'length';
   while (tokenIds.length < budget) {
     const [id, lp] = pickToken(logits, temperature, topP, rng, scratch);
     tokenIds.push(id);
     logprobs.push(lp);
     if (stop.has(id) || opts.onToken?.(id, tokenIds)) {
-      return { tokenIds, logprobs, finishReason: 'stop', promptTokens: promptIds.length };
+      finishReason = 'stop';
+      break;
     }
     if (tokenIds.length >= budget) break;
     logits = model.step(kv, [id]);
   }
-  return { tokenIds, logprobs, finishReason: 'length', promptTokens: promptIds.length };
+  cache?.put([...promptIds, ...tokenIds], kv);
+  return { tokenIds, logprobs, finishReason, promptTokens: promptIds.length };
 }
 
 export interface BatchSampleOptions extends Omit<SampleOptions, 'rng' | 'seed' | 'onToken'> {
