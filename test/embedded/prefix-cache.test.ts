@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { formatAdapter } from '../../src/agent/formats/index.js';
+import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
-import { PrefixCache, sample } from '../../src/policy/embedded/sampler.js';
+import { PrefixCache, type SampleOptions, sample, sampleMany } from '../../src/policy/embedded/sampler.js';
 import { randomPreviousMap } from '../support/embedded.js';
 
 const base: GptConfig = {
@@ -128,4 +133,55 @@ describe('prefix cache', () => {
     // at most all but the last token of a prompt comes from the cache
     expect(cache.take(a).reused).toBe(29);
   });
+});
+
+describe('batched sampling', () => {
+  it('each job of sampleMany gets exactly what sample gives it alone', () => {
+    for (const c of [base, { ...base, tiedEmbeddings: false }]) {
+      const model = sharpModel(c, 8);
+      const V = c.vocabSize;
+      const shared = randomTokens(20, 30, V);
+      const jobs: { prompt: number[]; options: SampleOptions }[] = [
+        { prompt: randomTokens(21, 9, V), options: { seed: 1, maxTokens: 30 } },
+        { prompt: [...shared, 4], options: { seed: 2, maxTokens: 25, stopIds: [0, 1] } },
+        { prompt: [...shared, 4], options: { seed: 3, temperature: 0.7, topP: 0.9, maxTokens: 40 } },
+        { prompt: randomTokens(22, 70, V), options: { temperature: 0, maxTokens: 20 } },
+        { prompt: randomTokens(23, 5, V), options: { seed: 5, maxTokens: 0 } },
+        { prompt: [...shared, 9, 9], options: { seed: 6, maxTokens: 30, onToken: (id) => id === 2 } },
+      ];
+      const alone = jobs.map((j) => sample(model, j.prompt, j.options));
+      expect(sampleMany(model, jobs)).toEqual(alone);
+      const cache = new PrefixCache(model);
+      const cached = jobs.map((j) => ({ ...j, options: { ...j.options, prefixCache: cache } }));
+      expect(sampleMany(model, cached)).toEqual(alone);
+      expect(sampleMany(model, cached)).toEqual(alone); // now every prompt is in the cache
+    }
+  });
+
+  it('rollouts through the embedded policy are the same batched, cached, or one request at a time', async () => {
+    const data = loadMiniSuite();
+    const { model, tokenizer } = loadCheckpoint(BASE_CHECKPOINT_DIR);
+    const train = new Set(data.split.train);
+    const tasks = data.tasks.filter((t) => train.has(t.id)).slice(0, 2);
+    const items = tasks.flatMap((t) => [t, t]);
+    const format = formatAdapter('compact');
+    const run = async (opts: EmbeddedPolicyOptions) => {
+      const policy = new EmbeddedPolicy(model, tokenizer, { seed: 4, ...opts });
+      const trajectories = await mapConcurrent(items, 8, (t) =>
+        rollout(t, data, policy, {
+          format,
+          sampling: { temperature: 1, maxTokens: 48 },
+          onParseError: 'reply',
+        }),
+      );
+      return { policy, json: JSON.stringify(trajectories, (k, v) => (k === 'latencyMs' ? 0 : v)) };
+    };
+    const plain = await run({ prefixCache: false, maxBatch: 1 });
+    const cached = await run({ maxBatch: 1 });
+    const batched = await run({});
+    expect(cached.json).toBe(plain.json);
+    expect(batched.json).toBe(plain.json);
+    expect(batched.policy.batching.batches).toBeLessThan(batched.policy.batching.requests);
+    expect(cached.policy.prefixCache!.hits).toBeGreaterThan(cached.policy.prefixCache!.misses);
+  }, 120_000);
 });

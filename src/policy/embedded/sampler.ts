@@ -238,40 +238,92 @@ export function pickToken(
 
 /** sample a completion of `promptIds` */
 export function sample(model: Gpt, promptIds: readonly number[], opts: SampleOptions = {}): SampleResult {
-  const temperature = opts.temperature ?? 1;
-  const topP = opts.topP ?? 1;
-  if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
-  if (promptIds.length === 0) throw new Error('empty prompt');
+  return sampleMany(model, [{ prompt: promptIds, options: opts }])[0]!;
+}
+
+export interface SampleJob {
+  readonly prompt: readonly number[];
+  readonly options?: SampleOptions;
+}
+
+/**
+ * Sample a completion for each job (its own prompt, seed, settings and stop rule), prefilling each
+ * prompt (from the longest prefix its prefix cache holds) and then decoding all of them together:
+ * one B-row matmul per projection per step, finished sequences leaving the batch. Each job's result
+ * is exactly what `sample` gives it alone: every kernel computes a row the same way whatever rows
+ * run with it, and each job draws from its own stream.
+ */
+export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   const ctx = model.config.contextLength;
-  if (promptIds.length >= ctx)
-    throw new Error(`prompt of ${promptIds.length} tokens leaves no room in the context of ${ctx}`);
-  const budget = Math.min(opts.maxTokens ?? 256, ctx - promptIds.length);
-  const stop = new Set(opts.stopIds ?? []);
-  const rng = opts.rng ?? new Rng(opts.seed ?? 0);
-  const scratch = new Scratch(model.config.vocabSize);
-  const cache = opts.prefixCache;
-  const { kv, reused } = cache ? cache.take(promptIds) : { kv: model.newKvCache(), reused: 0 };
-  if (cache) {
-    cache.hits += reused;
-    cache.misses += promptIds.length - reused;
-  }
-  let logits = model.step(kv, reused > 0 ? promptIds.slice(reused) : promptIds);
-  const tokenIds: number[] = [];
-  const logprobs: number[] = [];
-  let finishReason: SampleResult['finishReason'] = 'length';
-  while (tokenIds.length < budget) {
-    const [id, lp] = pickToken(logits, temperature, topP, rng, scratch);
-    tokenIds.push(id);
-    logprobs.push(lp);
-    if (stop.has(id) || opts.onToken?.(id, tokenIds)) {
-      finishReason = 'stop';
-      break;
+  const V = model.config.vocabSize;
+  const seqs = jobs.map(({ prompt, options: opts = {} }) => {
+    const topP = opts.topP ?? 1;
+    if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
+    if (prompt.length === 0) throw new Error('empty prompt');
+    if (prompt.length >= ctx)
+      throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
+    return {
+      prompt,
+      opts,
+      temperature: opts.temperature ?? 1,
+      topP,
+      budget: Math.min(opts.maxTokens ?? 256, ctx - prompt.length),
+      stop: new Set(opts.stopIds ?? []),
+      rng: opts.rng ?? new Rng(opts.seed ?? 0),
+      kv: undefined as KvCache | undefined,
+      logits: undefined as Arr | undefined,
+      tokenIds: [] as number[],
+      logprobs: [] as number[],
+      finishReason: 'length' as SampleResult['finishReason'],
+    };
+  });
+  const scratch = new Scratch(V);
+  for (const s of seqs) {
+    const cache = s.opts.prefixCache;
+    const { kv, reused } = cache ? cache.take(s.prompt) : { kv: model.newKvCache(), reused: 0 };
+    s.kv = kv;
+    s.logits = model.step(kv, reused > 0 ? s.prompt.slice(reused) : s.prompt);
+    if (cache) {
+      cache.hits += reused;
+      cache.misses += s.prompt.length - reused;
+      // the next jobs of a group share this prompt
+      if (jobs.length > 1) cache.put(s.prompt, kv);
     }
-    if (tokenIds.length >= budget) break;
-    logits = model.step(kv, [id]);
   }
-  cache?.put([...promptIds, ...tokenIds], kv);
-  return { tokenIds, logprobs, finishReason, promptTokens: promptIds.length };
+  let active = seqs.filter((s) => s.budget > 0);
+  while (active.length > 0) {
+    const next: number[] = [];
+    const still: typeof active = [];
+    for (const s of active) {
+      const [id, lp] = pickToken(s.logits!, s.temperature, s.topP, s.rng, scratch);
+      s.tokenIds.push(id);
+      s.logprobs.push(lp);
+      if (s.stop.has(id) || s.opts.onToken?.(id, s.tokenIds)) s.finishReason = 'stop';
+      else if (s.tokenIds.length < s.budget) {
+        still.push(s);
+        next.push(id);
+      }
+    }
+    active = still;
+    if (active.length === 0) break;
+    if (active.length === 1) active[0]!.logits = model.step(active[0]!.kv!, next);
+    else {
+      const logits = model.stepBatch(
+        active.map((s) => s.kv!),
+        next,
+      );
+      for (const [b, s] of active.entries()) s.logits = logits.subarray(b * V, (b + 1) * V);
+    }
+  }
+  return seqs.map((s) => {
+    s.opts.prefixCache?.put([...s.prompt, ...s.tokenIds], s.kv!);
+    return {
+      tokenIds: s.tokenIds,
+      logprobs: s.logprobs,
+      finishReason: s.finishReason,
+      promptTokens: s.prompt.length,
+    };
+  });
 }
 
 export interface BatchSampleOptions extends Omit<SampleOptions, 'rng' | 'seed' | 'onToken'> {
@@ -280,66 +332,15 @@ export interface BatchSampleOptions extends Omit<SampleOptions, 'rng' | 'seed' |
   readonly seed?: number;
 }
 
-/**
- * Sample one completion for each prompt, decoding all of them together (one B-row matmul per
- * projection per step; finished sequences leave the batch). Each sequence draws from its own seeded
- * stream, so a result depends on its prompt and seed only (up to float rounding of the batched
- * kernels, which can change a sample only where two tokens are within rounding of a tie).
- */
+/** `sampleMany` of several prompts with the same settings and seeds `seeds[i]` (default seed + i) */
 export function sampleBatch(
   model: Gpt,
   prompts: readonly (readonly number[])[],
   opts: BatchSampleOptions = {},
 ): SampleResult[] {
-  const temperature = opts.temperature ?? 1;
-  const topP = opts.topP ?? 1;
-  if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
-  const ctx = model.config.contextLength;
-  const V = model.config.vocabSize;
-  const stop = new Set(opts.stopIds ?? []);
-  const scratch = new Scratch(V);
-  const seqs = prompts.map((prompt, i) => {
-    if (prompt.length === 0) throw new Error('empty prompt');
-    if (prompt.length >= ctx)
-      throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
-    const kv = model.newKvCache();
-    return {
-      kv,
-      rng: new Rng(opts.seeds?.[i] ?? (opts.seed ?? 0) + i),
-      budget: Math.min(opts.maxTokens ?? 256, ctx - prompt.length),
-      logits: model.step(kv, prompt) as Arr,
-      tokenIds: [] as number[],
-      logprobs: [] as number[],
-      finishReason: 'length' as 'stop' | 'length',
-      promptTokens: prompt.length,
-    };
-  });
-  let active = seqs.filter((s) => s.budget > 0);
-  while (active.length > 0) {
-    const next: number[] = [];
-    const still: typeof active = [];
-    for (const s of active) {
-      const [id, lp] = pickToken(s.logits, temperature, topP, s.rng, scratch);
-      s.tokenIds.push(id);
-      s.logprobs.push(lp);
-      if (stop.has(id)) s.finishReason = 'stop';
-      else if (s.tokenIds.length < s.budget) {
-        still.push(s);
-        next.push(id);
-      }
-    }
-    active = still;
-    if (active.length === 0) break;
-    const logits = model.stepBatch(
-      active.map((s) => s.kv),
-      next,
-    );
-    for (const [b, s] of active.entries()) s.logits = logits.subarray(b * V, (b + 1) * V);
-  }
-  return seqs.map(({ tokenIds, logprobs, finishReason, promptTokens }) => ({
-    tokenIds,
-    logprobs,
-    finishReason,
-    promptTokens,
-  }));
+  const { seeds, seed = 0, ...rest } = opts;
+  return sampleMany(
+    model,
+    prompts.map((prompt, i) => ({ prompt, options: { ...rest, seed: seeds?.[i] ?? seed + i } })),
+  );
 }

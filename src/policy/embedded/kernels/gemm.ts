@@ -446,12 +446,14 @@ export function gemmF32(
   accumulate: boolean,
   bias: Float32Array | null,
   biasOff: number,
+  /** 'NT' only: dot products whatever M, so each row is summed as a lone row would be */
+  rowwise = false,
 ): void {
   if (M === 0 || N === 0) return;
   const nA = M * K;
   const nB = K * N;
   const nC = M * N;
-  const dot = layout === 'NT' && M < DOT_ROWS;
+  const dot = layout === 'NT' && (M < DOT_ROWS || rowwise);
   const transposing = layout === 'NT' && !dot;
   const rawSize = transposing ? nB : layout === 'TN' ? nA : 0;
   const [pa, pb, pc, pbias, praw] = regions(nA, nB, nC, bias ? N : 0, rawSize) as [
