@@ -105,6 +105,19 @@ describe('prefix cache', () => {
     expect(cache.hits).toBeGreaterThan(cache.misses);
   });
 
+  it('forgets what it holds when the weights change in place', () => {
+    const model = sharpModel(base, 5);
+    const cache = new PrefixCache(model);
+    const prompt = randomTokens(13, 50, base.vocabSize);
+    sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: cache });
+    expect(cache.size).toBe(1);
+    const w = model.layout.layers[0]!.wqkv;
+    model.params[w] = model.params[w]! + 0.5; // an update
+    const fresh = sample(model, prompt, { seed: 1, maxTokens: 5 });
+    expect(sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: cache })).toEqual(fresh);
+    expect(cache.hits).toBe(0);
+  });
+
   it('keeps to its budget, least recently used first, and drops entries that others extend', () => {
     const model = sharpModel(base, 5);
     const cache = new PrefixCache(model, { maxTokens: 100, maxEntries: 3 });

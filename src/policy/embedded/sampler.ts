@@ -34,6 +34,8 @@ interface PrefixEntry {
 export class PrefixCache {
   private readonly entries: PrefixEntry[] = [];
   private tokens = 0;
+  /** checksum of the weights the entries were computed with */
+  private stamp: number | undefined;
   private clock = 0;
   private readonly maxTokens: number;
   private readonly maxEntries: number;
@@ -51,6 +53,22 @@ export class PrefixCache {
 
   get size(): number {
     return this.entries.length;
+  }
+
+  /**
+   * Empties the cache if the model's weights changed since its entries were made (a trainer
+   * updates them in place between rounds): keys and values of other weights would be wrong. A
+   * checksum of every weight's bits, ~1 ms per million weights, once per batch of requests.
+   */
+  validate(): void {
+    const p = this.model.params;
+    const bits = new Int32Array(p.buffer, p.byteOffset, p.byteLength >> 2);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < bits.length; i++) h = Math.imul(h ^ bits[i]!, 0x01000193);
+    if (h !== this.stamp) {
+      this.clear();
+      this.stamp = h;
+    }
   }
 
   /**
@@ -278,6 +296,7 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
     };
   });
   const scratch = new Scratch(V);
+  for (const cache of new Set(seqs.map((s) => s.opts.prefixCache))) cache?.validate();
   for (const s of seqs) {
     const cache = s.opts.prefixCache;
     const { kv, reused } = cache ? cache.take(s.prompt) : { kv: model.newKvCache(), reused: 0 };
