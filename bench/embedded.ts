@@ -138,9 +138,10 @@ if (ort) {
     one.push(await nativeMatmulGflops(ort, M, K, N, 1));
     two.push(await nativeMatmulGflops(ort, M, K, N, 2));
   }
-  native = Math.max(...two);
+  // the better of the two: on a machine shared with other jobs two threads can lose to one
+  native = Math.max(...two, ...one);
   console.log(
-    `native fp32 matmul (onnxruntime-node, same shapes and 512^3): ${fmt(native, 1)} GFLOP/s on 2 threads, ${fmt(Math.max(...one), 1)} on 1`,
+    `native fp32 matmul (onnxruntime-node, same shapes and 512^3): ${fmt(Math.max(...two), 1)} GFLOP/s on 2 threads, ${fmt(Math.max(...one), 1)} on 1; ceiling ${fmt(native, 1)}`,
   );
 } else {
   console.log(`native fp32 matmul: onnxruntime-node is not installed (optional: ${NATIVE_INSTALL_HINT})`);
