@@ -1,17 +1,27 @@
 /**
  * Benchmark of the embedded model (TypeScript with WebAssembly SIMD kernels, one thread): training
  * tokens/s (forward + backward + Adam, supervised and GRPO with a reference model), sampled tokens/s
- * with the KV cache, and the GFLOP/s of the matmul kernels (WASM SIMD and the scalar JS one)
- * measured in the same run, with the ratios to the WASM ceiling. Medians over repeats.
+ * (one sequence, a group of 8, and a whole round of rollouts of the mini suite through the embedded
+ * policy), and the GFLOP/s of the matmul kernels measured in the same run: the WASM SIMD and
+ * scalar JS ones, and the native fp32 ceiling on two threads from onnxruntime-node when it is
+ * installed (see bench/native-matmul.ts; it is not a dependency). Every figure is also given as a
+ * ratio to the ceilings. Medians over repeats; the round runs once per setting.
  *
  *   npx tsx bench/embedded.ts [--width 128] [--layers 4] [--heads 4] [--vocab 4096] [--batch 16]
  *                             [--seq 256] [--repeats 3] [--prompt 64] [--gen 192] [--group 8]
+ *                             [--round-tasks 8] [--round-group 8] (0 tasks: no round)
  */
+import { formatAdapter } from '../src/agent/formats/index.js';
+import { mapConcurrent, rollout } from '../src/agent/rollout.js';
+import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { GrpoLearner, type GrpoSequence } from '../src/learner/embedded/grpo.js';
 import { SupervisedTrainer } from '../src/learner/embedded/supervised.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/policy/embedded/checkpoint.js';
 import { Gpt, type GptConfig, gemmNT, matmul, matmulNT, matmulTNAcc } from '../src/policy/embedded/model.js';
+import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
 import { Rng } from '../src/policy/embedded/rng.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
+import { loadOrt, NATIVE_INSTALL_HINT, nativeMatmulGflops } from './native-matmul.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: number): number => (args.includes(n) ? Number(args[args.indexOf(n) + 1]) : d);
@@ -25,6 +35,8 @@ const repeats = opt('--repeats', 3);
 const promptLen = opt('--prompt', 64);
 const group = opt('--group', 8);
 const genLen = opt('--gen', 192);
+const roundTasks = opt('--round-tasks', 8);
+const roundGroup = opt('--round-group', 8);
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -108,8 +120,37 @@ for (const r of mm) {
 }
 const jsCeiling = Math.max(...mm.map((r) => r.js));
 const ceiling = Math.max(...mm.flatMap((r) => r.wasm));
+
+// The native ceiling: the best of onnxruntime's MatMul over the same shapes and a square 512
+const ort = await loadOrt();
+let native: number | undefined;
+if (ort) {
+  const shapes: [number, number, number][] = [
+    [seq, width, 4 * width],
+    [seq, 4 * width, width],
+    [256, 256, 256],
+    [seq, width, vocab],
+    [512, 512, 512],
+  ];
+  const two: number[] = [];
+  const one: number[] = [];
+  for (const [M, K, N] of shapes) {
+    one.push(await nativeMatmulGflops(ort, M, K, N, 1));
+    two.push(await nativeMatmulGflops(ort, M, K, N, 2));
+  }
+  // the better of the two: on a machine shared with other jobs two threads can lose to one
+  native = Math.max(...two, ...one);
+  console.log(
+    `native fp32 matmul (onnxruntime-node, same shapes and 512^3): ${fmt(Math.max(...two), 1)} GFLOP/s on 2 threads, ${fmt(Math.max(...one), 1)} on 1; ceiling ${fmt(native, 1)}`,
+  );
+} else {
+  console.log(`native fp32 matmul: onnxruntime-node is not installed (optional: ${NATIVE_INSTALL_HINT})`);
+}
+/** "x% of the WASM ceiling[, y% of the native one]" */
+const ofCeilings = (gflops: number): string =>
+  `${fmt((100 * gflops) / ceiling)}% of the WASM ceiling${native ? `, ${fmt((100 * gflops) / native)}% of the native one` : ''}`;
 console.log(
-  `matmul ceiling: WASM SIMD ${fmt(ceiling, 2)} GFLOP/s, JS ${fmt(jsCeiling, 2)} GFLOP/s (${fmt(ceiling / jsCeiling)}x); the ratios below are to the WASM ceiling`,
+  `matmul ceiling: WASM SIMD ${fmt(ceiling, 2)} GFLOP/s, JS ${fmt(jsCeiling, 2)} GFLOP/s (${fmt(ceiling / jsCeiling)}x)${native ? `, native ${fmt(native, 1)} GFLOP/s (WASM = ${fmt((100 * ceiling) / native)}% of native)` : ''}`,
 );
 
 const sup = new SupervisedTrainer(model, { lr: 1e-4 });
@@ -119,7 +160,7 @@ for (let r = 0; r < repeats; r++) supTimes.push(time(() => sup.step(supBatch)));
 const trainTps = (batchSize * seq) / median(supTimes);
 const trainGflops = (trainTps * flopsPerTrainToken) / 1e9;
 console.log(
-  `training (supervised, fwd+bwd+Adam): ${fmt(trainTps)} tokens/s, ${fmt(median(supTimes), 2)} s/step, ~${fmt(trainGflops, 2)} GFLOP/s = ${fmt((100 * trainGflops) / ceiling)}% of the matmul ceiling`,
+  `training (supervised, fwd+bwd+Adam): ${fmt(trainTps)} tokens/s, ${fmt(median(supTimes), 2)} s/step, ~${fmt(trainGflops, 2)} GFLOP/s = ${ofCeilings(trainGflops)}`,
 );
 
 const reference = model.clone();
@@ -133,8 +174,9 @@ const grpoBatch: GrpoSequence[] = batch.map((tokens, i) => ({
 const grpoTimes: number[] = [];
 for (let r = 0; r < repeats; r++) grpoTimes.push(time(() => grpo.update(grpoBatch)));
 const grpoTps = (batchSize * seq) / median(grpoTimes);
+const grpoGflops = (grpoTps * (flopsPerTrainToken + (2 * flopsPerTrainToken) / 6)) / 1e9;
 console.log(
-  `training (GRPO incl. reference forward): ${fmt(grpoTps)} tokens/s, ${fmt(median(grpoTimes), 2)} s/step`,
+  `training (GRPO incl. reference forward): ${fmt(grpoTps)} tokens/s, ${fmt(median(grpoTimes), 2)} s/step, ~${fmt(grpoGflops, 2)} GFLOP/s = ${ofCeilings(grpoGflops)}`,
 );
 
 const prompt = Array.from({ length: promptLen }, () => rng.nextU32() % vocab);
@@ -146,7 +188,7 @@ const sampleTps = genLen / median(sampleTimes);
 const forwardFlopsPerSampled = 2 * matmulWeights + layers * 2 * 2 * (promptLen + genLen / 2) * width;
 const sampleGflops = (sampleTps * forwardFlopsPerSampled) / 1e9;
 console.log(
-  `sampling (KV cache, prompt ${promptLen}, ${genLen} new tokens, temperature 1): ${fmt(sampleTps)} tokens/s (prefill included), ~${fmt(sampleGflops, 2)} GFLOP/s = ${fmt((100 * sampleGflops) / ceiling)}% of the matmul ceiling`,
+  `sampling (KV cache, prompt ${promptLen}, ${genLen} new tokens, temperature 1): ${fmt(sampleTps)} tokens/s (prefill included), ~${fmt(sampleGflops, 2)} GFLOP/s = ${ofCeilings(sampleGflops)}`,
 );
 const groupTimes: number[] = [];
 const prompts = Array.from({ length: group }, () => prompt);
@@ -156,9 +198,66 @@ for (let r = 0; r < repeats; r++) {
   );
 }
 const groupTps = (group * genLen) / median(groupTimes);
+const groupGflops = (groupTps * forwardFlopsPerSampled) / 1e9;
 console.log(
-  `sampling a group of ${group} together (sampleBatch, KV caches): ${fmt(groupTps)} tokens/s (${fmt(groupTps / sampleTps, 2)}x one at a time)`,
+  `sampling a group of ${group} together (sampleBatch, KV caches): ${fmt(groupTps)} tokens/s (${fmt(groupTps / sampleTps, 2)}x one at a time), ~${fmt(groupGflops, 2)} GFLOP/s = ${ofCeilings(groupGflops)}`,
 );
 console.log(
-  `ratios: batched sampled/training tokens = ${fmt(groupTps / trainTps, 2)}; sampled/training tokens = ${fmt(sampleTps / trainTps, 2)}; training GFLOP/s / matmul ceiling = ${fmt(trainGflops / ceiling, 2)}; sampling GFLOP/s / matmul ceiling = ${fmt(sampleGflops / ceiling, 2)}`,
+  `ratios: batched sampled/training tokens = ${fmt(groupTps / trainTps, 2)}; sampled/training tokens = ${fmt(sampleTps / trainTps, 2)}`,
 );
+
+// --- a round of rollouts ------------------------------------------------------------------------
+// What a GRPO round samples: roundGroup rollouts of each of roundTasks mini training tasks, all in
+// flight together, through EmbeddedPolicy with the base checkpoint and the compact format. Once as
+// every request ran before the prefix cache and batching (the same code with both off), once with
+// each, once with both; the trajectories must match exactly.
+if (roundTasks > 0) {
+  const data = loadMiniSuite();
+  const { model: base, tokenizer } = loadCheckpoint(BASE_CHECKPOINT_DIR);
+  const trainIds = new Set(data.split.train);
+  const tasks = data.tasks.filter((t) => trainIds.has(t.id)).slice(0, roundTasks);
+  const items = tasks.flatMap((t) => Array.from({ length: roundGroup }, () => t));
+  const format = formatAdapter('compact');
+  const settings: [string, EmbeddedPolicyOptions][] = [
+    ['one request at a time, no prefix cache (before)', { prefixCache: false, maxBatch: 1 }],
+    ['prefix cache', { maxBatch: 1 }],
+    ['prefix cache + batched decoding (default)', {}],
+  ];
+  let reference: string | undefined;
+  const rates: number[] = [];
+  for (const [label, options] of settings) {
+    const policy = new EmbeddedPolicy(base, tokenizer, { seed: 1, ...options });
+    let generated = 0;
+    let prompted = 0;
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const trajectories = await mapConcurrent(items, items.length, (task) =>
+      rollout(task, data, policy, { format, sampling: { temperature: 1 }, onParseError: 'reply' }),
+    );
+    const cpu = process.cpuUsage(cpu0);
+    const wall = (performance.now() - t0) / 1000;
+    for (const t of trajectories) {
+      for (const step of t.turns.flatMap((turn) => turn.steps)) {
+        generated += step.usage?.completionTokens ?? 0;
+        prompted += step.usage?.promptTokens ?? 0;
+      }
+    }
+    const json = JSON.stringify(trajectories, (k, v) => (k === 'latencyMs' ? 0 : v));
+    reference ??= json;
+    const tps = generated / wall;
+    rates.push(tps);
+    // work as if every prompt ran whole: the projections of every prompt and sampled token
+    const { nLayer, dModel, vocabSize } = base.config;
+    const gflops =
+      ((generated + prompted) * 2 * (nLayer * 12 * dModel * dModel + dModel * vocabSize)) / wall / 1e9;
+    const hits = policy.prefixCache
+      ? `, ${fmt((100 * policy.prefixCache.hits) / prompted)}% of prompt tokens from the cache`
+      : '';
+    console.log(
+      `round (${roundTasks} tasks x ${roundGroup} rollouts, mini, compact), ${label}: ${fmt(wall, 1)} s (${fmt((cpu.user + cpu.system) / 1e6, 1)} s CPU), ${prompted} prompt + ${generated} sampled tokens, ${fmt(tps)} sampled tokens/s${hits}; ~${fmt(gflops, 2)} GFLOP/s-equivalent (projections of every prompt run whole) = ${ofCeilings(gflops)}; ${json === reference ? 'same trajectories' : 'TRAJECTORIES DIFFER'}`,
+    );
+  }
+  console.log(
+    `round speed-up over one request at a time without the cache: ${rates.map((r) => `${fmt(r / rates[0]!, 2)}x`).join(', ')}`,
+  );
+}

@@ -6,7 +6,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
 import { CheckpointError, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
-import { DerivedSeedPolicy, derivedSeed, EmbeddedPolicyPool } from '../../src/policy/embedded/pool.js';
+import {
+  DerivedSeedPolicy,
+  derivedSeed,
+  EmbeddedPolicyPool,
+  homeThread,
+} from '../../src/policy/embedded/pool.js';
 import type { Completion, CompletionRequest } from '../../src/policy/policy.js';
 
 // every thread started, to check that none outlives a failed start
@@ -115,6 +120,17 @@ describe('EmbeddedPolicyPool', () => {
     const b = await Promise.all([...requests].reverse().map((r) => three.complete(r)));
     b.reverse();
     expect(b.map(timeless)).toEqual(a.map(timeless));
+  });
+
+  it('sends the steps of one chat to one thread, whose prefix cache holds its start', () => {
+    const chat = chats[2]!;
+    const home = homeThread(chat, 2);
+    expect(homeThread(chat.slice(0, 2), 2)).toBe(home);
+    expect(homeThread([...chat, { role: 'assistant', content: 'done' }], 2)).toBe(home);
+    const homes = new Set(
+      Array.from({ length: 40 }, (_, k) => homeThread([{ role: 'user', content: `task ${k}` }], 2)),
+    );
+    expect([...homes].sort()).toEqual([0, 1]);
   });
 
   it('honours aborts before a request runs and keeps serving', async () => {

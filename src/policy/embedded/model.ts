@@ -463,7 +463,7 @@ export function matmul(
 
 /**
  * out[M,N] = a[M,K] @ w[N,K]^T (the SIMD path transposes w into its layout, or takes dot products
- * for a few rows)
+ * for a few rows, or always when `rowwise`: then a row's result does not depend on M)
  */
 export function matmulNT(
   out: Arr,
@@ -474,6 +474,7 @@ export function matmulNT(
   M: number,
   K: number,
   N: number,
+  rowwise = false,
 ): void {
   if (allF32(out, a, w)) {
     gemmF32(
@@ -490,6 +491,7 @@ export function matmulNT(
       false,
       null,
       0,
+      rowwise,
     );
     return;
   }
@@ -1051,7 +1053,8 @@ export class Gpt {
     }
     layerNorm(h, x, mean, rstd, P, L.lnfg, L.lnfb, B, D);
     const logits = allocate(dt, B * V);
-    if (L.head < 0) matmulNT(logits, h, 0, P, L.wte, B, D, V);
+    // rowwise: the logits of a sequence decoded in a batch are those `step` gives it alone
+    if (L.head < 0) matmulNT(logits, h, 0, P, L.wte, B, D, V, true);
     else matmul(logits, h, 0, P, L.head, null, 0, B, D, V);
     return logits;
   }

@@ -8,7 +8,13 @@ import type { ToolCallFormat } from '../../seal/interface.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import type { Gpt } from './model.js';
 import { Rng } from './rng.js';
-import { sample } from './sampler.js';
+import {
+  PrefixCache,
+  type PrefixCacheOptions,
+  type SampleJob,
+  type SampleResult,
+  sampleMany,
+} from './sampler.js';
 import { type ChatRole, encodeChat, type Tokenizer } from './tokenizer.js';
 import { windowStart } from './window.js';
 
@@ -29,6 +35,24 @@ export interface EmbeddedPolicyOptions {
    * default 128
    */
   readonly completionRoom?: number;
+  /**
+   * the keys and values of earlier prompts and completions kept for reuse (see PrefixCache: exact,
+   * so it changes speed only); false turns it off. Default: on, with PrefixCache's defaults.
+   */
+  readonly prefixCache?: PrefixCacheOptions | false;
+  /**
+   * most requests decoded together: requests made while others wait (concurrent rollouts) are
+   * sampled as one batch (`sampleMany`; each gets exactly what it would get alone). Default 64;
+   * 1 samples each request on its own.
+   */
+  readonly maxBatch?: number;
+}
+
+interface Pending {
+  readonly job: SampleJob;
+  readonly finish: (r: SampleResult) => void;
+  readonly fail: (e: unknown) => void;
+  readonly signal: AbortSignal | undefined;
 }
 
 /** the text the embedded model sees for one message */
@@ -51,6 +75,12 @@ export class EmbeddedPolicy implements Policy {
   private readonly seeds: Rng;
   private readonly defaultMaxTokens: number;
   private readonly completionRoom: number;
+  /** undefined when turned off */
+  readonly prefixCache: PrefixCache | undefined;
+  private readonly maxBatch: number;
+  private readonly pending: Pending[] = [];
+  /** batches sampled and the requests in them, so far (for benchmarks and tests) */
+  readonly batching = { batches: 0, requests: 0 };
 
   constructor(
     readonly model: Gpt,
@@ -61,6 +91,8 @@ export class EmbeddedPolicy implements Policy {
     this.seeds = new Rng(opts.seed ?? 0);
     this.defaultMaxTokens = opts.defaultMaxTokens ?? 256;
     this.completionRoom = opts.completionRoom ?? 128;
+    this.prefixCache = opts.prefixCache === false ? undefined : new PrefixCache(model, opts.prefixCache);
+    this.maxBatch = Math.max(1, opts.maxBatch ?? 64);
   }
 
   /**
@@ -102,20 +134,32 @@ export class EmbeddedPolicy implements Policy {
     const maxTokens = request.maxTokens ?? this.defaultMaxTokens;
     const prompt = this.promptIds(request.messages, Math.min(this.completionRoom, maxTokens));
     const stops = request.stop ?? [];
+    // drawn at the call, so seeds follow the order of the calls as when each request ran alone
     const seed = request.seed ?? this.seeds.nextU32();
-    const r = sample(this.model, prompt, {
-      temperature: request.temperature ?? 1,
-      topP: request.topP ?? 1,
-      maxTokens,
-      stopIds: [end],
-      seed,
-      onToken:
-        stops.length > 0
-          ? (_id, ids) => {
-              const text = this.tokenizer.decode(ids);
-              return stops.some((s) => text.includes(s));
+    const job: SampleJob = {
+      prompt,
+      options: {
+        temperature: request.temperature ?? 1,
+        topP: request.topP ?? 1,
+        maxTokens,
+        stopIds: [end],
+        seed,
+        ...(this.prefixCache ? { prefixCache: this.prefixCache } : {}),
+        ...(stops.length > 0
+          ? {
+              onToken: (_id: number, ids: readonly number[]) => {
+                const text = this.tokenizer.decode(ids);
+                return stops.some((s) => text.includes(s));
+              },
             }
-          : undefined,
+          : {}),
+      },
+    };
+    const r = await new Promise<SampleResult>((finish, fail) => {
+      this.pending.push({ job, finish, fail, signal });
+      // requests made before the event loop comes round (every rollout that was waiting on the
+      // last batch makes its next request in the same tick) join one batch
+      if (this.pending.length === 1) setImmediate(() => this.flush());
     });
     const body = r.tokenIds.filter((id) => !this.tokenizer.isSpecial(id));
     let text = this.tokenizer.decode(body);
@@ -129,8 +173,34 @@ export class EmbeddedPolicy implements Policy {
       promptTokenIds: prompt,
       tokenIds: r.tokenIds,
       logprobs: r.logprobs,
+      promptTokenIds: prompt,
       usage: { promptTokens: r.promptTokens, completionTokens: r.tokenIds.length },
       latencyMs: performance.now() - t0,
     };
+  }
+
+  private flush(): void {
+    const all = this.pending.splice(0);
+    for (let i = 0; i < all.length; i += this.maxBatch) {
+      const batch: Pending[] = [];
+      for (const p of all.slice(i, i + this.maxBatch)) {
+        if (p.signal?.aborted) p.fail(p.signal.reason);
+        else batch.push(p);
+      }
+      if (batch.length === 0) continue;
+      this.batching.batches++;
+      this.batching.requests += batch.length;
+      let results: SampleResult[];
+      try {
+        results = sampleMany(
+          this.model,
+          batch.map((p) => p.job),
+        );
+      } catch (e) {
+        for (const p of batch) p.fail(e);
+        continue;
+      }
+      for (const [k, p] of batch.entries()) p.finish(results[k]!);
+    }
   }
 }

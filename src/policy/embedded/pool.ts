@@ -3,7 +3,10 @@
  * serves concurrent requests one after another on one core; the pool runs one per thread.
  *
  * Each thread loads the checkpoint directory itself (no weights cross threads) and answers one
- * request at a time; a request goes to a free thread or waits for one, first come first served.
+ * request at a time. Requests wait in one queue, first come first served, except that a free thread
+ * first takes the oldest request whose chat opens like the ones it has served (same system prompt
+ * and first user message: the same task): its prefix cache holds that chat's earlier steps and its
+ * shared start. When none waits, it takes the oldest of any.
  * Completions do not depend on the thread or the order: a request without a seed gets
  * `derivedSeed(baseSeed, messages)` before it is sent, where the in-process policy would draw the
  * next seed of its stream, which depends on the order of the calls.
@@ -68,7 +71,25 @@ export class DerivedSeedPolicy implements Policy {
 /** errors the callers dispatch on (the CLI's exit codes), kept as their class across threads */
 const ERROR_CLASSES: readonly ErrorClass[] = [CheckpointError, ContextOverflowError];
 
+/** the thread a chat belongs to: a hash of how it opens (system prompt and first user message) */
+export function homeThread(messages: readonly ChatMessage[], threads: number): number {
+  const h = createHash('sha256');
+  h.update(JSON.stringify(messages.slice(0, 2).map(messageText)));
+  return h.digest().readUInt32LE(0) % threads;
+}
+
+interface Waiting {
+  readonly request: CompletionRequest;
+  readonly home: number;
+  readonly resolve: (c: Completion) => void;
+  readonly reject: (e: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+}
+
 export class EmbeddedPolicyPool implements Policy {
+  private readonly waiting: Waiting[] = [];
+
   private constructor(
     readonly name: string,
     private readonly baseSeed: number,
@@ -126,11 +147,51 @@ export class EmbeddedPolicyPool implements Policy {
    */
   complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return this.threads.submit(withDerivedSeed(this.baseSeed, request), signal);
+    if (this.threads.closed) return this.threads.submit(request); // rejects with the reason
+    const seeded = withDerivedSeed(this.baseSeed, request);
+    return new Promise<Completion>((resolve, reject) => {
+      const item: Waiting = {
+        request: seeded,
+        home: homeThread(seeded.messages, this.threads.workers),
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const k = this.waiting.indexOf(item);
+          if (k >= 0) {
+            this.waiting.splice(k, 1);
+            reject(signal!.reason);
+          }
+        },
+      };
+      signal?.addEventListener('abort', item.onAbort, { once: true });
+      this.waiting.push(item);
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    for (let i = 0; i < this.threads.workers && this.waiting.length > 0; i++) {
+      if (this.threads.busy(i)) continue;
+      let k = this.waiting.findIndex((w) => w.home === i);
+      if (k < 0) k = 0;
+      const item = this.waiting.splice(k, 1)[0]!;
+      item.signal?.removeEventListener('abort', item.onAbort);
+      // a closed or failed pool rejects the call with its reason
+      this.threads
+        .call(i, item.request)
+        .then(item.resolve, item.reject)
+        .finally(() => this.dispatch());
+    }
   }
 
   /** stops every thread; idempotent. Requests in flight or waiting reject. */
   close(): Promise<void> {
-    return this.threads.close();
+    const closing = this.threads.close();
+    for (const item of this.waiting.splice(0)) {
+      item.signal?.removeEventListener('abort', item.onAbort);
+      item.reject(new Error('the sampler workers are closed'));
+    }
+    return closing;
   }
 }

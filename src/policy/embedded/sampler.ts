@@ -3,8 +3,148 @@
  * decoded one at a time with temperature / top-p / seeded randomness (greedy at temperature 0) until
  * a stop token or the token budget.
  */
-import type { Arr, Gpt } from './model.js';
+import type { Arr, Gpt, KvCache } from './model.js';
 import { Rng } from './rng.js';
+
+export interface PrefixCacheOptions {
+  /** most token positions kept over all entries (each costs 2 x layers x width floats); default 65,536 */
+  readonly maxTokens?: number;
+  /** most entries; default 128 */
+  readonly maxEntries?: number;
+}
+
+interface PrefixEntry {
+  readonly ids: Int32Array;
+  readonly k: readonly Arr[];
+  readonly v: readonly Arr[];
+  used: number;
+}
+
+/**
+ * Keys and values of sequences already run through the model, so that a prompt sharing a prefix
+ * with one of them (the next step of a rollout, another rollout of the same task) only runs its new
+ * tokens. Reuse is exact: every kernel computes a position's row from that row and the cached rows
+ * alone, in the same order whatever the number of rows run with it, so a prompt continued from a
+ * cached prefix gets bit-identical logits to the same prompt run whole (pinned by the tests).
+ *
+ * Least recently used entries leave first. The budget has to hold the working set: rollouts run
+ * round robin (one step each in turn) with less room than their entries take would each find its
+ * entry gone.
+ */
+export class PrefixCache {
+  private readonly entries: PrefixEntry[] = [];
+  private tokens = 0;
+  /** checksum of the weights the entries were computed with */
+  private stamp: number | undefined;
+  private clock = 0;
+  private readonly maxTokens: number;
+  private readonly maxEntries: number;
+  /** prompt tokens served from the cache / run through the model, since construction */
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly model: Gpt,
+    opts: PrefixCacheOptions = {},
+  ) {
+    this.maxTokens = opts.maxTokens ?? 65536;
+    this.maxEntries = opts.maxEntries ?? 128;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /**
+   * Empties the cache if the model's weights changed since its entries were made (a trainer
+   * updates them in place between rounds): keys and values of other weights would be wrong. A
+   * checksum of every weight's bits, ~1 ms per million weights, once per batch of requests.
+   */
+  validate(): void {
+    const p = this.model.params;
+    const bits = new Int32Array(p.buffer, p.byteOffset, p.byteLength >> 2);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < bits.length; i++) h = Math.imul(h ^ bits[i]!, 0x01000193);
+    if (h !== this.stamp) {
+      this.clear();
+      this.stamp = h;
+    }
+  }
+
+  /**
+   * A fresh KV cache holding the longest cached prefix of `ids`, at most `ids.length - 1` tokens
+   * (the last token has to run for its logits); `reused` is that length.
+   */
+  take(ids: readonly number[]): { kv: KvCache; reused: number } {
+    let best: PrefixEntry | undefined;
+    let bestLen = 0;
+    const limit = ids.length - 1;
+    for (const e of this.entries) {
+      const n = Math.min(e.ids.length, limit);
+      let i = 0;
+      while (i < n && e.ids[i] === ids[i]) i++;
+      if (i > bestLen) {
+        bestLen = i;
+        best = e;
+      }
+    }
+    const kv = this.model.newKvCache();
+    if (best) {
+      best.used = ++this.clock;
+      const w = bestLen * this.model.config.dModel;
+      for (let l = 0; l < kv.k.length; l++) {
+        kv.k[l]!.set(best.k[l]!.subarray(0, w));
+        kv.v[l]!.set(best.v[l]!.subarray(0, w));
+      }
+      kv.length = bestLen;
+      kv.last = ids[bestLen - 1]!;
+    }
+    return { kv, reused: bestLen };
+  }
+
+  /** remembers `kv`, whose positions hold `ids[0, kv.length)` (copied: the caller keeps `kv`) */
+  put(ids: readonly number[], kv: KvCache): void {
+    const n = kv.length;
+    if (n === 0 || n > this.maxTokens) return;
+    const key = Int32Array.from(ids.slice(0, n));
+    const isPrefix = (a: Int32Array, b: Int32Array) => a.length <= b.length && a.every((x, i) => x === b[i]);
+    for (const e of this.entries) {
+      if (isPrefix(key, e.ids)) {
+        e.used = ++this.clock; // nothing new
+        return;
+      }
+    }
+    // an entry this one extends is of no further use
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      if (isPrefix(this.entries[i]!.ids, key)) this.drop(i);
+    }
+    const w = n * this.model.config.dModel;
+    this.entries.push({
+      ids: key,
+      k: kv.k.map((a) => a.slice(0, w)),
+      v: kv.v.map((a) => a.slice(0, w)),
+      used: ++this.clock,
+    });
+    this.tokens += n;
+    while (this.tokens > this.maxTokens || this.entries.length > this.maxEntries) {
+      let oldest = 0;
+      for (let i = 1; i < this.entries.length; i++) {
+        if (this.entries[i]!.used < this.entries[oldest]!.used) oldest = i;
+      }
+      this.drop(oldest);
+    }
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+    this.tokens = 0;
+  }
+
+  private drop(i: number): void {
+    this.tokens -= this.entries[i]!.ids.length;
+    this.entries.splice(i, 1);
+  }
+}
 
 export interface SampleOptions {
   /** 0 = greedy; default 1 */
@@ -20,6 +160,8 @@ export interface SampleOptions {
   readonly rng?: Rng;
   /** called after each token; return true to stop (e.g. a stop string was produced) */
   readonly onToken?: (id: number, ids: readonly number[]) => boolean;
+  /** starts from the longest cached prefix of the prompt, and leaves the sequence in it */
+  readonly prefixCache?: PrefixCache;
 }
 
 export interface SampleResult {
@@ -114,32 +256,93 @@ export function pickToken(
 
 /** sample a completion of `promptIds` */
 export function sample(model: Gpt, promptIds: readonly number[], opts: SampleOptions = {}): SampleResult {
-  const temperature = opts.temperature ?? 1;
-  const topP = opts.topP ?? 1;
-  if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
-  if (promptIds.length === 0) throw new Error('empty prompt');
+  return sampleMany(model, [{ prompt: promptIds, options: opts }])[0]!;
+}
+
+export interface SampleJob {
+  readonly prompt: readonly number[];
+  readonly options?: SampleOptions;
+}
+
+/**
+ * Sample a completion for each job (its own prompt, seed, settings and stop rule), prefilling each
+ * prompt (from the longest prefix its prefix cache holds) and then decoding all of them together:
+ * one B-row matmul per projection per step, finished sequences leaving the batch. Each job's result
+ * is exactly what `sample` gives it alone: every kernel computes a row the same way whatever rows
+ * run with it, and each job draws from its own stream.
+ */
+export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   const ctx = model.config.contextLength;
-  if (promptIds.length >= ctx)
-    throw new Error(`prompt of ${promptIds.length} tokens leaves no room in the context of ${ctx}`);
-  const budget = Math.min(opts.maxTokens ?? 256, ctx - promptIds.length);
-  const stop = new Set(opts.stopIds ?? []);
-  const rng = opts.rng ?? new Rng(opts.seed ?? 0);
-  const scratch = new Scratch(model.config.vocabSize);
-  const kv = model.newKvCache();
-  let logits = model.step(kv, promptIds);
-  const tokenIds: number[] = [];
-  const logprobs: number[] = [];
-  while (tokenIds.length < budget) {
-    const [id, lp] = pickToken(logits, temperature, topP, rng, scratch);
-    tokenIds.push(id);
-    logprobs.push(lp);
-    if (stop.has(id) || opts.onToken?.(id, tokenIds)) {
-      return { tokenIds, logprobs, finishReason: 'stop', promptTokens: promptIds.length };
+  const V = model.config.vocabSize;
+  const seqs = jobs.map(({ prompt, options: opts = {} }) => {
+    const topP = opts.topP ?? 1;
+    if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
+    if (prompt.length === 0) throw new Error('empty prompt');
+    if (prompt.length >= ctx)
+      throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
+    return {
+      prompt,
+      opts,
+      temperature: opts.temperature ?? 1,
+      topP,
+      budget: Math.min(opts.maxTokens ?? 256, ctx - prompt.length),
+      stop: new Set(opts.stopIds ?? []),
+      rng: opts.rng ?? new Rng(opts.seed ?? 0),
+      kv: undefined as KvCache | undefined,
+      logits: undefined as Arr | undefined,
+      tokenIds: [] as number[],
+      logprobs: [] as number[],
+      finishReason: 'length' as SampleResult['finishReason'],
+    };
+  });
+  const scratch = new Scratch(V);
+  for (const cache of new Set(seqs.map((s) => s.opts.prefixCache))) cache?.validate();
+  for (const s of seqs) {
+    const cache = s.opts.prefixCache;
+    const { kv, reused } = cache ? cache.take(s.prompt) : { kv: model.newKvCache(), reused: 0 };
+    s.kv = kv;
+    s.logits = model.step(kv, reused > 0 ? s.prompt.slice(reused) : s.prompt);
+    if (cache) {
+      cache.hits += reused;
+      cache.misses += s.prompt.length - reused;
+      // the next jobs of a group share this prompt
+      if (jobs.length > 1) cache.put(s.prompt, kv);
     }
-    if (tokenIds.length >= budget) break;
-    logits = model.step(kv, [id]);
   }
-  return { tokenIds, logprobs, finishReason: 'length', promptTokens: promptIds.length };
+  let active = seqs.filter((s) => s.budget > 0);
+  while (active.length > 0) {
+    const next: number[] = [];
+    const still: typeof active = [];
+    for (const s of active) {
+      const [id, lp] = pickToken(s.logits!, s.temperature, s.topP, s.rng, scratch);
+      s.tokenIds.push(id);
+      s.logprobs.push(lp);
+      if (s.stop.has(id) || s.opts.onToken?.(id, s.tokenIds)) s.finishReason = 'stop';
+      else if (s.tokenIds.length < s.budget) {
+        still.push(s);
+        next.push(id);
+      }
+    }
+    active = still;
+    if (active.length === 0) break;
+    if (active.length === 1) active[0]!.logits = model.step(active[0]!.kv!, next);
+    else {
+      const logits = model.stepBatch(
+        active.map((s) => s.kv!),
+        next,
+      );
+      for (const [b, s] of active.entries()) s.logits = logits.subarray(b * V, (b + 1) * V);
+    }
+  }
+  return seqs.map((s) => {
+    s.opts.prefixCache?.put([...s.prompt, ...s.tokenIds], s.kv!);
+    return {
+      tokenIds: s.tokenIds,
+      logprobs: s.logprobs,
+      finishReason: s.finishReason,
+      promptTokens: s.prompt.length,
+    };
+  });
 }
 
 export interface BatchSampleOptions extends Omit<SampleOptions, 'rng' | 'seed' | 'onToken'> {
@@ -148,66 +351,15 @@ export interface BatchSampleOptions extends Omit<SampleOptions, 'rng' | 'seed' |
   readonly seed?: number;
 }
 
-/**
- * Sample one completion for each prompt, decoding all of them together (one B-row matmul per
- * projection per step; finished sequences leave the batch). Each sequence draws from its own seeded
- * stream, so a result depends on its prompt and seed only (up to float rounding of the batched
- * kernels, which can change a sample only where two tokens are within rounding of a tie).
- */
+/** `sampleMany` of several prompts with the same settings and seeds `seeds[i]` (default seed + i) */
 export function sampleBatch(
   model: Gpt,
   prompts: readonly (readonly number[])[],
   opts: BatchSampleOptions = {},
 ): SampleResult[] {
-  const temperature = opts.temperature ?? 1;
-  const topP = opts.topP ?? 1;
-  if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
-  const ctx = model.config.contextLength;
-  const V = model.config.vocabSize;
-  const stop = new Set(opts.stopIds ?? []);
-  const scratch = new Scratch(V);
-  const seqs = prompts.map((prompt, i) => {
-    if (prompt.length === 0) throw new Error('empty prompt');
-    if (prompt.length >= ctx)
-      throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
-    const kv = model.newKvCache();
-    return {
-      kv,
-      rng: new Rng(opts.seeds?.[i] ?? (opts.seed ?? 0) + i),
-      budget: Math.min(opts.maxTokens ?? 256, ctx - prompt.length),
-      logits: model.step(kv, prompt) as Arr,
-      tokenIds: [] as number[],
-      logprobs: [] as number[],
-      finishReason: 'length' as 'stop' | 'length',
-      promptTokens: prompt.length,
-    };
-  });
-  let active = seqs.filter((s) => s.budget > 0);
-  while (active.length > 0) {
-    const next: number[] = [];
-    const still: typeof active = [];
-    for (const s of active) {
-      const [id, lp] = pickToken(s.logits, temperature, topP, s.rng, scratch);
-      s.tokenIds.push(id);
-      s.logprobs.push(lp);
-      if (stop.has(id)) s.finishReason = 'stop';
-      else if (s.tokenIds.length < s.budget) {
-        still.push(s);
-        next.push(id);
-      }
-    }
-    active = still;
-    if (active.length === 0) break;
-    const logits = model.stepBatch(
-      active.map((s) => s.kv),
-      next,
-    );
-    for (const [b, s] of active.entries()) s.logits = logits.subarray(b * V, (b + 1) * V);
-  }
-  return seqs.map(({ tokenIds, logprobs, finishReason, promptTokens }) => ({
-    tokenIds,
-    logprobs,
-    finishReason,
-    promptTokens,
-  }));
+  const { seeds, seed = 0, ...rest } = opts;
+  return sampleMany(
+    model,
+    prompts.map((prompt, i) => ({ prompt, options: { ...rest, seed: seeds?.[i] ?? seed + i } })),
+  );
 }

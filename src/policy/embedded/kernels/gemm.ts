@@ -446,12 +446,14 @@ export function gemmF32(
   accumulate: boolean,
   bias: Float32Array | null,
   biasOff: number,
+  /** 'NT' only: dot products whatever M, so each row is summed as a lone row would be */
+  rowwise = false,
 ): void {
   if (M === 0 || N === 0) return;
   const nA = M * K;
   const nB = K * N;
   const nC = M * N;
-  const dot = layout === 'NT' && M < DOT_ROWS;
+  const dot = layout === 'NT' && (M < DOT_ROWS || rowwise);
   const transposing = layout === 'NT' && !dot;
   const rawSize = transposing ? nB : layout === 'TN' ? nA : 0;
   const [pa, pb, pc, pbias, praw] = regions(nA, nB, nC, bias ? N : 0, rawSize) as [
@@ -477,8 +479,10 @@ export function gemmF32(
     // B goes in as column panels [K, nc], each contiguous: small enough to stay in L2 while all
     // row blocks of A stream past, and with a short row stride (a long power-of-two stride makes
     // the k loop's loads collide in a few L1 sets). A few rows read B only once anyway, so there
-    // it goes in whole, with one copy.
-    const kc = K <= 512 || M < PANEL_ROWS ? K : 256;
+    // it goes in whole, with one copy. The k blocking does not depend on M: it sets the order in
+    // which a row's sum is taken, and a row must come out the same whether it runs alone
+    // (decoding) or with others (prefill), for the prefix cache to be exact.
+    const kc = K <= 512 ? K : 256;
     const nc =
       M < PANEL_ROWS ? N : Math.min(N, Math.max(8, Math.floor(PANEL_FLOATS / Math.max(1, kc) / 8) * 8));
     if (transposing) h.set(b.subarray(bOff, bOff + nB), praw);

@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import { formatAdapter } from '../../src/agent/formats/index.js';
+import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
+import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
+import { Rng } from '../../src/policy/embedded/rng.js';
+import { PrefixCache, type SampleOptions, sample, sampleMany } from '../../src/policy/embedded/sampler.js';
+import { randomPreviousMap } from '../support/embedded.js';
+
+const base: GptConfig = {
+  vocabSize: 67,
+  contextLength: 160,
+  nLayer: 2,
+  nHead: 4,
+  dModel: 32,
+  tiedEmbeddings: true,
+  previousTokenEmbedding: true,
+};
+
+function randomTokens(seed: number, n: number, V: number): number[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => rng.nextU32() % V);
+}
+
+function sharpModel(c: GptConfig, seed: number, dtype: 'float32' | 'float64' = 'float32'): Gpt {
+  const m = Gpt.init(c, seed, dtype);
+  for (let i = 0; i < m.params.length; i++) m.params[i] = m.params[i]! * 6;
+  randomPreviousMap(m, seed + 1000, 0.3);
+  return m;
+}
+
+// untied head; width 160 puts the MLP's K = 640 past the point where the SIMD kernel blocks k
+const configs = [
+  { name: 'tied, previous-token map', c: base, dtype: 'float32' as const },
+  { name: 'untied head', c: { ...base, tiedEmbeddings: false }, dtype: 'float32' as const },
+  { name: 'width 160', c: { ...base, dModel: 160, nLayer: 1 }, dtype: 'float32' as const },
+  { name: 'float64', c: base, dtype: 'float64' as const },
+];
+
+describe('prefix cache', () => {
+  it.each(configs)(
+    'a prompt continued from cached keys and values gets bit-identical logits ($name)',
+    ({ c, dtype }) => {
+      const model = sharpModel(c, 1, dtype);
+      const tokens = randomTokens(2, 137, c.vocabSize);
+      const whole = model.step(model.newKvCache(), tokens);
+      // the prefix run in one piece, token by token, or in uneven chunks (row counts on both sides
+      // of the kernels' 4-, 8- and 16-row cut-offs)
+      for (const cuts of [
+        [1],
+        [5],
+        [17],
+        [100],
+        [3, 4, 9, 33, 90],
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      ]) {
+        const kv = model.newKvCache();
+        let at = 0;
+        for (const cut of cuts) {
+          model.step(kv, tokens.slice(at, cut));
+          at = cut;
+        }
+        expect(model.step(kv, tokens.slice(at))).toEqual(whole);
+      }
+      // and decoded by stepBatch next to other sequences
+      const kvs = [model.newKvCache(), model.newKvCache(), model.newKvCache()];
+      model.step(kvs[0]!, tokens.slice(0, 120));
+      model.step(kvs[1]!, randomTokens(3, 50, c.vocabSize));
+      model.step(kvs[2]!, randomTokens(4, 9, c.vocabSize));
+      for (let t = 120; t < 136; t++) model.stepBatch(kvs, [tokens[t]!, 5, 6]);
+      expect(model.step(kvs[0]!, tokens.slice(136))).toEqual(whole);
+    },
+  );
+
+  it('sampling through the cache gives exactly what sampling without it gives', () => {
+    const model = sharpModel(base, 5);
+    const cache = new PrefixCache(model);
+    const V = base.vocabSize;
+    const system = randomTokens(6, 60, V);
+    const check = (prompt: number[], seed: number) => {
+      const opts = { seed, maxTokens: 12, stopIds: [0] };
+      const plain = sample(model, prompt, opts);
+      const cached = sample(model, prompt, { ...opts, prefixCache: cache });
+      expect(cached).toEqual(plain);
+      return plain;
+    };
+    // a group of rollouts sharing the first prompt, each continuing its own chat for a few steps
+    for (let g = 0; g < 3; g++) {
+      let prompt = [...system, ...randomTokens(7, 8, V)];
+      for (let step = 0; step < 3; step++) {
+        const r = check(prompt, 100 * g + step);
+        // the next prompt: this one, the completion (re-tokenised: its last token changes), a tool result
+        prompt = [...prompt, ...r.tokenIds.slice(0, -1), 1, ...randomTokens(10 * g + step, 6, V)];
+        if (prompt.length > 130) break;
+      }
+    }
+    // a windowed chat: the system prompt stays, what follows shifts
+    check([...system, ...randomTokens(11, 40, V)], 9);
+    // the whole prompt already cached (only its last token runs again)
+    const p = [...system, ...randomTokens(12, 20, V)];
+    check(p, 3);
+    check(p, 4);
+    expect(cache.hits).toBeGreaterThan(cache.misses);
+  });
+
+  it('forgets what it holds when the weights change in place', () => {
+    const model = sharpModel(base, 5);
+    const cache = new PrefixCache(model);
+    const prompt = randomTokens(13, 50, base.vocabSize);
+    sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: cache });
+    expect(cache.size).toBe(1);
+    const w = model.layout.layers[0]!.wqkv;
+    model.params[w] = model.params[w]! + 0.5; // an update
+    const fresh = sample(model, prompt, { seed: 1, maxTokens: 5 });
+    expect(sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: cache })).toEqual(fresh);
+    expect(cache.hits).toBe(0);
+  });
+
+  it('keeps to its budget, least recently used first, and drops entries that others extend', () => {
+    const model = sharpModel(base, 5);
+    const cache = new PrefixCache(model, { maxTokens: 100, maxEntries: 3 });
+    const kvOf = (ids: number[]) => {
+      const kv = model.newKvCache();
+      model.step(kv, ids);
+      return kv;
+    };
+    const a = randomTokens(1, 30, 67);
+    cache.put(a.slice(0, 10), kvOf(a.slice(0, 10)));
+    cache.put(a, kvOf(a)); // extends the first: replaces it
+    expect(cache.size).toBe(1);
+    cache.put(a.slice(0, 20), kvOf(a.slice(0, 20))); // already held
+    expect(cache.size).toBe(1);
+    const b = randomTokens(2, 30, 67);
+    const c = randomTokens(3, 30, 67);
+    cache.put(b, kvOf(b));
+    cache.put(c, kvOf(c));
+    expect(cache.size).toBe(3);
+    expect(cache.take([...a, 1]).reused).toBe(30); // a is now the most recent
+    const d = randomTokens(4, 30, 67);
+    cache.put(d, kvOf(d)); // 120 tokens: b, the least recent, leaves
+    expect(cache.size).toBe(3);
+    expect(cache.take([...b, 1]).reused).toBe(0);
+    expect(cache.take([...c, 1]).reused).toBe(30);
+    // at most all but the last token of a prompt comes from the cache
+    expect(cache.take(a).reused).toBe(29);
+  });
+});
+
+describe('batched sampling', () => {
+  it('each job of sampleMany gets exactly what sample gives it alone', () => {
+    for (const c of [base, { ...base, tiedEmbeddings: false }]) {
+      const model = sharpModel(c, 8);
+      const V = c.vocabSize;
+      const shared = randomTokens(20, 30, V);
+      const jobs: { prompt: number[]; options: SampleOptions }[] = [
+        { prompt: randomTokens(21, 9, V), options: { seed: 1, maxTokens: 30 } },
+        { prompt: [...shared, 4], options: { seed: 2, maxTokens: 25, stopIds: [0, 1] } },
+        { prompt: [...shared, 4], options: { seed: 3, temperature: 0.7, topP: 0.9, maxTokens: 40 } },
+        { prompt: randomTokens(22, 70, V), options: { temperature: 0, maxTokens: 20 } },
+        { prompt: randomTokens(23, 5, V), options: { seed: 5, maxTokens: 0 } },
+        { prompt: [...shared, 9, 9], options: { seed: 6, maxTokens: 30, onToken: (id) => id === 2 } },
+      ];
+      const alone = jobs.map((j) => sample(model, j.prompt, j.options));
+      expect(sampleMany(model, jobs)).toEqual(alone);
+      const cache = new PrefixCache(model);
+      const cached = jobs.map((j) => ({ ...j, options: { ...j.options, prefixCache: cache } }));
+      expect(sampleMany(model, cached)).toEqual(alone);
+      expect(sampleMany(model, cached)).toEqual(alone); // now every prompt is in the cache
+    }
+  });
+
+  it('rollouts through the embedded policy are the same batched, cached, or one request at a time', async () => {
+    const data = loadMiniSuite();
+    const { model, tokenizer } = loadCheckpoint(BASE_CHECKPOINT_DIR);
+    const train = new Set(data.split.train);
+    const tasks = data.tasks.filter((t) => train.has(t.id)).slice(0, 2);
+    const items = tasks.flatMap((t) => [t, t]);
+    const format = formatAdapter('compact');
+    const run = async (opts: EmbeddedPolicyOptions) => {
+      const policy = new EmbeddedPolicy(model, tokenizer, { seed: 4, ...opts });
+      const trajectories = await mapConcurrent(items, 8, (t) =>
+        rollout(t, data, policy, {
+          format,
+          sampling: { temperature: 1, maxTokens: 48 },
+          onParseError: 'reply',
+        }),
+      );
+      return { policy, json: JSON.stringify(trajectories, (k, v) => (k === 'latencyMs' ? 0 : v)) };
+    };
+    const plain = await run({ prefixCache: false, maxBatch: 1 });
+    const cached = await run({ maxBatch: 1 });
+    const batched = await run({});
+    expect(cached.json).toBe(plain.json);
+    expect(batched.json).toBe(plain.json);
+    expect(batched.policy.batching.batches).toBeLessThan(batched.policy.batching.requests);
+    expect(cached.policy.prefixCache!.hits).toBeGreaterThan(cached.policy.prefixCache!.misses);
+  }, 120_000);
+});
