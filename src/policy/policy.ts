@@ -48,11 +48,6 @@ export interface Completion {
   /** completion token ids and their logprobs, when the backend returns them */
   readonly tokenIds?: readonly number[];
   readonly logprobs?: readonly number[];
-  /**
-   * the prompt token ids the completion was conditioned on (after any windowing of the chat), when
-   * the backend tokenizes the prompt itself (the embedded policy)
-   */
-  readonly promptTokenIds?: readonly number[];
   readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
   readonly latencyMs: number;
 }

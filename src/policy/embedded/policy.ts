@@ -173,7 +173,6 @@ export class EmbeddedPolicy implements Policy {
       promptTokenIds: prompt,
       tokenIds: r.tokenIds,
       logprobs: r.logprobs,
-      promptTokenIds: prompt,
       usage: { promptTokens: r.promptTokens, completionTokens: r.tokenIds.length },
       latencyMs: performance.now() - t0,
     };
