@@ -4,7 +4,7 @@
  *
  *   run.json           what was evaluated and how (a rerun with other settings is refused)
  *   results.jsonl      one line per finished task: verdict, labels, weight, trajectory
- *   bfcl_result.jsonl  the model's calls in BFCL's result format (steps as `[f(a=1), g()]`)
+ *   bfcl_result.jsonl  the calls that ran, in BFCL's result format (steps as `[f(a=1), g(b=2)]`)
  *   summary.json       the `seal verify --json` shape; summary.md the Table 1 layout
  *
  * Finished tasks are appended one line at a time, so an interrupted run loses nothing that
@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
 import { mapConcurrent, rollout } from '../agent/rollout.js';
-import { CallRecorder } from '../agent/trajectory.js';
+import { CallRecorder, paramsOfTool } from '../agent/trajectory.js';
+import { keywordCallString } from '../envs/bfcl/calls/decode.js';
 import type { BfclData, BfclTask, Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
@@ -80,12 +81,19 @@ function checkRunConfig(dir: string, config: EvalRunConfig): void {
   }
 }
 
-/** BFCL's result shape: turn -> step -> prompting-style call list text. */
-export function bfclResultOf(t: Trajectory): { id: string; result: string[][] } {
+/**
+ * BFCL's result shape: turn -> step -> prompting-style call list text, the calls as they ran,
+ * positional arguments named: the official evaluator's prompting decoder keeps keyword arguments
+ * only, so this is what makes it score the file as the run was scored.
+ */
+export function bfclResultOf(t: Trajectory, data: BfclData): { id: string; result: string[][] } {
+  const params = paramsOfTool(data);
   return {
     id: t.taskId,
     result: t.turns.map((turn) =>
-      turn.steps.filter((s) => s.calls.length > 0).map((s) => `[${s.calls.map((c) => c.call).join(', ')}]`),
+      turn.steps
+        .filter((s) => s.calls.length > 0)
+        .map((s) => `[${s.calls.map((c) => keywordCallString(c.call, params)).join(', ')}]`),
     ),
   };
 }
@@ -164,7 +172,7 @@ export async function runEval(
   const rows = tasks.map((t) => finished.get(t.id)!).filter(Boolean);
   writeAtomic(
     join(outDir, BFCL_RESULT_FILE),
-    rows.map((r) => JSON.stringify(bfclResultOf(r.trajectory))).join('\n') + '\n',
+    rows.map((r) => JSON.stringify(bfclResultOf(r.trajectory, data))).join('\n') + '\n',
   );
   const summary = summarise(rows);
   const table = summaryTable(summary, config.model);
