@@ -80,6 +80,12 @@ describe('the official rules, named', () => {
     expect(calls('[cd(folder=pwd())]')).toEqual(["cd(folder='pwd()')"]);
     expect(calls('[cd(folder=g(x=1))]')).toEqual(['cd(folder=g(x=1))']);
   });
+  it('writes subscripts back as ast.unparse does', () => {
+    expect(calls('[f(a=[1,2][0])]')).toEqual(["f(a='[1, 2][0]')"]);
+    expect(calls('[f(a=d["k"])]')).toEqual([`f(a="d['k']")`]);
+    expect(calls('[f(a=x[i+1])]')).toEqual(["f(a='x[i + 1]')"]);
+  });
+
   it('computes arithmetic on literals only', () => {
     expect(calls('[f(a=2*3.5, b=-1+2)]')).toEqual(['f(a=7.0, b=1)']);
     expect(calls('[f(a=x+1)]')).toBe('NameError');

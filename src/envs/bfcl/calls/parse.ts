@@ -42,7 +42,13 @@ export type AstNote =
       readonly left: Expr;
       readonly right: Expr;
     }
-  | { readonly type: 'Subscript'; readonly value: Expr; readonly sliceText: string }
+  | {
+      readonly type: 'Subscript';
+      readonly value: Expr;
+      /** the index as written, tokens joined; `slice` when it is one expression */
+      readonly sliceText: string;
+      readonly slice?: Expr;
+    }
   | { readonly type: 'Lambda'; readonly body: Expr }
   | { readonly type: 'NamedExpr' | 'Await' | 'Starred'; readonly value: Expr }
   | { readonly type: 'Constant'; readonly typeName: string; readonly repr: string }
@@ -642,29 +648,37 @@ class Parser {
       } else if (this.isOp('[')) {
         this.pos++;
         const from = this.pos;
-        this.subscriptBody();
+        const slice = this.subscriptBody();
         const sliceText = this.tokens
           .slice(from, this.pos)
           .map((t) => t.text)
           .join('')
           .replace(/,/g, ', ');
         this.expectOp(']');
-        e = { kind: 'unsupported', what: 'subscript', node: { type: 'Subscript', value: e, sliceText } };
+        e = {
+          kind: 'unsupported',
+          what: 'subscript',
+          node: { type: 'Subscript', value: e, sliceText, ...(slice ? { slice } : {}) },
+        };
       } else {
         return e;
       }
     }
   }
 
-  private subscriptBody(): void {
+  /** the index expression when it is a single one (`a[0]`, not `a[1:2]` or `a[1, 2]`) */
+  private subscriptBody(): Expr | undefined {
     if (this.isOp(']')) this.fail();
+    let single: Expr | undefined;
+    let parts = 0;
     for (;;) {
-      if (!this.isOp(':') && !this.isOp(',') && !this.isOp(']')) this.test();
+      if (!this.isOp(':') && !this.isOp(',') && !this.isOp(']')) single = this.test();
       if (this.isOp(':') || this.isOp(',')) {
         this.pos++;
+        parts++;
         continue;
       }
-      return;
+      return parts === 0 ? single : undefined;
     }
   }
 

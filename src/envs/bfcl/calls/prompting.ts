@@ -152,6 +152,17 @@ interface ConstantNote {
 }
 interface SubscriptNote extends ValueNote {
   readonly sliceText: string;
+  readonly slice?: Expr;
+}
+
+/** `ast.unparse` of a subscript's index: the expression when it is one, else its tokens */
+function sliceSource(n: SubscriptNote): string {
+  if (n.slice === undefined) return n.sliceText;
+  try {
+    return unparse(n.slice);
+  } catch {
+    return n.sliceText;
+  }
 }
 
 /** The parser's note on an unsupported construct of the given Python AST type. */
@@ -232,7 +243,7 @@ function resolveValue(e: Expr): PyValue {
           );
         case 'Subscript': {
           const sub = n as SubscriptNote;
-          return `${unparse(sub.value)}[${sub.sliceText}]`;
+          return `${unparse(sub.value)}[${sliceSource(sub)}]`;
         }
         default:
           throw unsupportedType(n.type);
@@ -353,7 +364,7 @@ function unparse(e: Expr): string {
     case 'unsupported': {
       const n = e.node;
       const sub = noteOf<SubscriptNote>(e, 'Subscript');
-      if (sub) return `${unparse(sub.value)}[${sub.sliceText}]`;
+      if (sub) return `${unparse(sub.value)}[${sliceSource(sub)}]`;
       const bin = noteOf<BinNote>(e, 'BinOp');
       if (bin) return `${unparse(bin.left)} ${bin.op} ${unparse(bin.right)}`;
       const constant = noteOf<ConstantNote>(e, 'Constant');
