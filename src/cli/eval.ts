@@ -1,9 +1,10 @@
-/** `seal eval` and `seal compare`: flag parsing and output; the work is in eval/. */
+/** `seal eval`: flag parsing and output; the work is in eval/. */
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
-import type { ToolCallFormat } from '../agent/format.js';
-import type { BfclData, SuiteName } from '../envs/bfcl/data/tasks.js';
-import { compareTable } from '../eval/compare.js';
+import { type Command, Option } from 'commander';
+import { TOOL_CALL_FORMATS, type ToolCallFormat } from '../agent/format.js';
+import { type BfclData, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
+import { loadSuite } from '../envs/suites.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
 import { BASE_CHECKPOINT_DIR, CheckpointError, loadCheckpoint } from '../policy/embedded/checkpoint.js';
 import { EMBEDDED_TOOL_FORMAT, EmbeddedPolicy } from '../policy/embedded/policy.js';
@@ -11,8 +12,63 @@ import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.j
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { UsageError } from '../util/errors.js';
+import { dataDirOption, LIMITS, optionalNumberFlag, parseNumberFlag, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 import { splitIds } from './verify.js';
+
+/** `seal eval` */
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description(
+      'Evaluate a policy (a model served by an OpenAI-compatible server, or the embedded one) under the strict protocol',
+    )
+    .addOption(
+      new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
+        .choices([...SUITES])
+        .default('bfcl'),
+    )
+    .option('--split <split>', 'test, train, all, or comma-separated task ids', 'test')
+    .addOption(
+      new Option(
+        '--policy <kind>',
+        'server: an OpenAI-compatible model server; embedded: the built-in small model',
+      )
+        .choices(['server', 'embedded'])
+        .default('server'),
+    )
+    .option(
+      '--model <name>',
+      'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base)',
+    )
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
+    )
+    .option('--api-key-env <var>', 'environment variable holding the API key', 'OPENAI_API_KEY')
+    .addOption(
+      new Option(
+        '--format <format>',
+        'tool-call format (default: native for a server, compact for embedded)',
+      ).choices([...TOOL_CALL_FORMATS]),
+    )
+    .option('--concurrency <n>', 'tasks in flight at once', '8')
+    .option('--temperature <t>', 'sampling temperature', '0')
+    .option('--top-p <p>', 'nucleus sampling')
+    .option('--max-tokens <n>', 'completion length limit per step')
+    .option('--seed <n>', 'sampling seed, when the server supports it')
+    .option('--stop <text...>', 'stop sequences')
+    .option('--extra-body <json>', 'extra request fields, e.g. \'{"return_token_ids": true}\' for vLLM')
+    .option('--logprobs', 'ask for token logprobs and keep them in the trajectories')
+    .option('--timeout <seconds>', 'per-request timeout', '300')
+    .option('--retries <n>', 'retries on 429, 5xx, timeouts and network errors', '3')
+    .requiredOption('--out <dir>', 'run folder; rerunning into it resumes')
+    .addOption(dataDirOption())
+    .action(async (opts: EvalFlags & { dataDir?: string }) => {
+      const data = loadSuite(opts.suite, opts.dataDir);
+      await runEvalCommand(data, opts, (s) => console.log(s));
+    });
+}
 
 export type PolicyKind = 'server' | 'embedded';
 
@@ -39,21 +95,6 @@ export interface EvalFlags {
   readonly out: string;
 }
 
-function num(
-  flag: string,
-  value: string | undefined,
-  opts: { int?: boolean; min?: number } = {},
-): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || (opts.min !== undefined && n < opts.min)) {
-    throw new UsageError(
-      `${flag} must be ${opts.int ? 'an integer' : 'a number'}${opts.min !== undefined ? ` >= ${opts.min}` : ''}, got "${value}".`,
-    );
-  }
-  return n;
-}
-
 /** The policy and the run-config fields naming it. */
 function serverPolicy(flags: EvalFlags): {
   policy: Policy;
@@ -68,6 +109,7 @@ function serverPolicy(flags: EvalFlags): {
     throw new UsageError(
       'give --base-url URL (the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) or set OPENAI_BASE_URL.',
     );
+  parseUrlFlag(flags.baseUrl ? '--base-url' : 'OPENAI_BASE_URL', baseUrl, 'http://127.0.0.1:8000/v1');
   let extraBody: Record<string, unknown> | undefined;
   if (flags.extraBody) {
     try {
@@ -88,8 +130,8 @@ function serverPolicy(flags: EvalFlags): {
     ...(apiKey ? { apiKey } : {}),
     ...(extraBody ? { extraBody } : {}),
     ...(flags.logprobs ? { returnLogprobs: true } : {}),
-    timeoutMs: num('--timeout', flags.timeout, { min: 0.001 })! * 1000,
-    maxRetries: num('--retries', flags.retries, { int: true, min: 0 })!,
+    timeoutMs: parseNumberFlag('--timeout', flags.timeout, LIMITS.timeoutSeconds) * 1000,
+    maxRetries: parseNumberFlag('--retries', flags.retries, LIMITS.retries),
   });
   return { policy, model: flags.model, baseUrl, format: flags.format ?? 'native' };
 }
@@ -143,15 +185,15 @@ export async function runEvalCommand(
   print: (s: string) => void,
 ): Promise<void> {
   const sampling: SamplingOptions = {
-    temperature: num('--temperature', flags.temperature, { min: 0 })!,
-    ...(flags.topP !== undefined ? { topP: num('--top-p', flags.topP, { min: 0 })! } : {}),
+    temperature: parseNumberFlag('--temperature', flags.temperature, LIMITS.temperature),
+    ...(flags.topP !== undefined ? { topP: optionalNumberFlag('--top-p', flags.topP, LIMITS.topP)! } : {}),
     ...(flags.maxTokens !== undefined
-      ? { maxTokens: num('--max-tokens', flags.maxTokens, { int: true, min: 1 })! }
+      ? { maxTokens: optionalNumberFlag('--max-tokens', flags.maxTokens, LIMITS.maxTokens)! }
       : {}),
-    ...(flags.seed !== undefined ? { seed: num('--seed', flags.seed, { int: true })! } : {}),
+    ...(flags.seed !== undefined ? { seed: optionalNumberFlag('--seed', flags.seed, LIMITS.seed)! } : {}),
     ...(flags.stop?.length ? { stop: flags.stop } : {}),
   };
-  const concurrency = num('--concurrency', flags.concurrency, { int: true, min: 1 })!;
+  const concurrency = parseNumberFlag('--concurrency', flags.concurrency, LIMITS.concurrency);
   const chosen = flags.policy === 'embedded' ? await embeddedPolicy(flags, concurrency) : serverPolicy(flags);
   try {
     const ids = splitIds(data, flags.split);
@@ -173,8 +215,4 @@ export async function runEvalCommand(
   } finally {
     if ('close' in chosen) await chosen.close();
   }
-}
-
-export function runCompareCommand(dirs: string[], print: (s: string) => void): void {
-  print(compareTable(dirs));
 }

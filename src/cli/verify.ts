@@ -1,18 +1,59 @@
 /** `seal verify`: score a BFCL result file with the official checker. */
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { type Command, Option } from 'commander';
 import { CallRecorder, trajectoryFromCalls } from '../agent/trajectory.js';
 import { decodeStep } from '../envs/bfcl/calls/decode.js';
 import { type CheckResult, checkTask } from '../envs/bfcl/checker.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
+import { CATEGORIES, CATEGORY_TITLES, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
+import { loadSuite } from '../envs/suites.js';
 import { summarise, summaryTable } from '../eval/summary.js';
 import { markdownTable } from '../eval/table.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import { LABELS, type Label } from '../seal/labels.js';
 import { rolloutWeight } from '../seal/weighting.js';
 import { UsageError } from '../util/errors.js';
-import { writeJsonLines } from '../util/files.js';
+import { fileAccessError, writeJsonLines } from '../util/files.js';
+import { dataDirOption } from './flags.js';
+
+/** `seal verify` */
+export function registerVerify(program: Command): void {
+  program
+    .command('verify')
+    .description('Score a BFCL result file with the official multi-turn checker')
+    .addOption(
+      new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
+        .choices([...SUITES])
+        .default('bfcl'),
+    )
+    .option('--results <file>', 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)')
+    .option('--ground-truth', 'replay the ground truth as the result file (a self-check: 100.00 everywhere)')
+    .option('--split <split>', 'only these tasks: train, test, all, or comma-separated ids')
+    .option('--json', 'print the summary as one JSON object')
+    .option('--out <file>', 'write one JSON line per task with its per-turn verdicts')
+    .option(
+      '--diagnose',
+      'add per-turn diagnosis labels and the rollout weight w_j; print the label mix per category',
+    )
+    .addOption(dataDirOption())
+    .action(
+      async (opts: {
+        suite: SuiteName;
+        results?: string;
+        groundTruth?: boolean;
+        split?: string;
+        json?: boolean;
+        out?: string;
+        diagnose?: boolean;
+        dataDir?: string;
+      }) => {
+        const data = loadSuite(opts.suite, opts.dataDir);
+        await runVerify(data, opts, (s) => console.log(s));
+      },
+    );
+}
 
 export interface VerifyOptions {
   /** add per-turn diagnosis labels and the rollout weight w_j to every verdict */
@@ -64,32 +105,76 @@ export function toVerdict(task: BfclTask, r: CheckResult): TaskVerdict {
   };
 }
 
-/** Read `{id, result}` lines; a malformed line is an error that names the line. */
+/**
+ * Read `{id, result}` lines. Whatever would make the score mean something else is refused with
+ * the line it is on: a line that is not a JSON object, a missing `id` or `result` (a verdict file
+ * given by mistake), an id given twice (which line would count?), and a file with no line at all.
+ */
 export async function readResultFile(path: string): Promise<Map<string, unknown>> {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new UsageError(`results file not found: ${path}`);
+    throw fileAccessError(e, 'read', path);
+  }
+  if (!isFile)
+    throw new UsageError(`--results ${path} is a folder; give the result file (JSON lines) in it.`);
   const out = new Map<string, unknown>();
+  const lineOf = new Map<string, number>();
+  const shape = 'Each line must be {"id": ..., "result": [[[...]]]} (turns -> steps -> calls).';
   const rl = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
   let lineNo = 0;
   try {
     for await (const line of rl) {
       lineNo++;
       if (!line.trim()) continue;
-      let row: { id?: unknown; result?: unknown };
+      let row: unknown;
       try {
-        row = JSON.parse(line) as typeof row;
+        row = JSON.parse(line);
       } catch {
-        throw new UsageError(
-          `${path}:${lineNo}: not a JSON line. Each line must be {"id": ..., "result": [[[...]]]}.`,
-        );
+        throw new UsageError(`${path}:${lineNo}: not a JSON line. ${shape}`);
       }
-      if (typeof row.id !== 'string') throw new UsageError(`${path}:${lineNo}: missing string field "id".`);
-      out.set(row.id, row.result);
+      if (typeof row !== 'object' || row === null || Array.isArray(row))
+        throw new UsageError(`${path}:${lineNo}: not a JSON object. ${shape}`);
+      const r = row as { id?: unknown; result?: unknown };
+      if (typeof r.id !== 'string')
+        throw new UsageError(`${path}:${lineNo}: missing string field "id". ${shape}`);
+      if (!('result' in r))
+        throw new UsageError(
+          `${path}:${lineNo}: no "result" field (is this a verdict file written by --out?). ${shape}`,
+        );
+      const first = lineOf.get(r.id);
+      if (first !== undefined)
+        throw new UsageError(
+          `${path}: task ${r.id} appears twice (lines ${first} and ${lineNo}); keep one line per task.`,
+        );
+      lineOf.set(r.id, lineNo);
+      out.set(r.id, r.result);
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new UsageError(`results file not found: ${path}`);
-    throw e;
+    if (e instanceof UsageError) throw e;
+    throw fileAccessError(e, 'read', path);
   }
+  if (out.size === 0) throw new UsageError(`${path} has no result lines. ${shape}`);
   return out;
+}
+
+/** `--out` must not overwrite an input, and must be a file that can be written. */
+export function checkOutPath(out: string, inputs: readonly string[]): void {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  for (const input of inputs)
+    if (real(out) === real(input))
+      throw new UsageError(`--out ${out} is the input file ${input}; write the verdicts to another file.`);
+  if (existsSync(out) && statSync(out).isDirectory())
+    throw new UsageError(`--out ${out} is a folder; give a file name for the verdicts (JSON lines).`);
 }
 
 /** Turns -> steps -> call strings, decoding each step like the official evaluator. */
@@ -103,6 +188,7 @@ export async function runVerify(
   opts: VerifyOptions,
   print: (s: string) => void,
 ): Promise<TaskVerdict[]> {
+  if (opts.out) checkOutPath(opts.out, opts.results ? [opts.results] : []);
   let entries: [BfclTask, unknown][];
   if (opts.groundTruth) {
     entries = data.tasks.map((t) => [t, t.groundTruth.map((turn) => (turn.length ? [turn] : []))]);
@@ -123,6 +209,10 @@ export async function runVerify(
   if (opts.split) {
     const keep = splitIds(data, opts.split);
     entries = entries.filter(([t]) => keep.has(t.id));
+    if (entries.length === 0)
+      throw new UsageError(
+        `--split ${opts.split} selects none of the ${opts.groundTruth ? 'tasks' : `tasks in ${opts.results}`}; nothing to score.`,
+      );
   }
   const recorder = opts.diagnose ? new CallRecorder(data) : undefined;
   const classOf = (name: string) => data.docs.get(name)?.className;
@@ -153,6 +243,10 @@ export function splitIds(data: BfclData, split: string): Set<string> {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  if (ids.length === 0)
+    throw new UsageError(
+      `--split "${split}" names no task. Use train, test, all or a comma-separated id list.`,
+    );
   const bad = ids.filter((id) => !data.byId.has(id));
   if (bad.length)
     throw new UsageError(

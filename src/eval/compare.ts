@@ -1,8 +1,9 @@
 /** `seal compare`: several evaluation summaries side by side, with differences to the first. */
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { UserError } from '../util/errors.js';
+import { fileAccessError } from '../util/files.js';
 import type { Summary } from './summary.js';
 import { markdownTable } from './table.js';
 
@@ -15,22 +16,72 @@ export function readSummary(dir: string): Summary {
       `${dir} has no summary.json: point at a folder written by \`seal eval --out\` (finished runs only).`,
     );
   }
-  return JSON.parse(readFileSync(path, 'utf8')) as Summary;
+  let summary: unknown;
+  try {
+    summary = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    if (e instanceof SyntaxError)
+      throw new CompareError(`${path} is not valid JSON; rerun \`seal eval\` into ${dir} to rewrite it.`);
+    throw fileAccessError(e, 'read', path);
+  }
+  if (!isSummary(summary))
+    throw new CompareError(
+      `${path} is not an evaluation summary ({"categories": {...}, "average": ...}); rerun \`seal eval\` into ${dir} to rewrite it.`,
+    );
+  return summary;
+}
+
+function isSummary(x: unknown): x is Summary {
+  if (typeof x !== 'object' || x === null) return false;
+  const s = x as { categories?: unknown; average?: unknown };
+  if (typeof s.average !== 'number' || typeof s.categories !== 'object' || s.categories === null)
+    return false;
+  const cats = s.categories as Record<string, unknown>;
+  return CATEGORIES.every((c) => {
+    const v = cats[c] as { n?: unknown; accuracy?: unknown } | undefined;
+    return typeof v === 'object' && v !== null && typeof v.n === 'number' && typeof v.accuracy === 'number';
+  });
+}
+
+/**
+ * Names that tell the runs apart: the folder's basename, or as many trailing path parts as it
+ * takes when two runs share one (`a/out` and `b/out`).
+ */
+export function runLabels(dirs: readonly string[]): string[] {
+  const parts = dirs.map((d) => resolve(d).split(sep).filter(Boolean));
+  const label = (p: string[], k: number) => p.slice(-k).join('/');
+  return parts.map((p, i) => {
+    for (let k = 1; k < p.length; k++) {
+      const mine = label(p, k);
+      if (parts.every((q, j) => j === i || label(q, k) !== mine || resolve(dirs[j]!) === resolve(dirs[i]!)))
+        return mine;
+    }
+    return resolve(dirs[i]!);
+  });
 }
 
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 
 export function compareTable(dirs: readonly string[]): string {
   if (dirs.length === 0) throw new CompareError('give at least one run folder');
-  const runs = dirs.map((d) => ({ name: basename(resolve(d)), summary: readSummary(d) }));
+  const labels = runLabels(dirs);
+  const runs = dirs.map((d, i) => ({ name: labels[i]!, summary: readSummary(d) }));
   const head = ['run', 'Average', ...CATEGORIES.map((c) => CATEGORY_TITLES[c])];
-  const values = (s: Summary) => [s.average, ...CATEGORIES.map((c) => s.categories[c].accuracy)];
+  // a category without tasks has no accuracy: shown as "-", and no difference is taken against it
+  const values = (s: Summary): (number | undefined)[] => [
+    CATEGORIES.some((c) => s.categories[c].n > 0) ? s.average : undefined,
+    ...CATEGORIES.map((c) => (s.categories[c].n > 0 ? s.categories[c].accuracy : undefined)),
+  ];
   const base = values(runs[0]!.summary);
   const rows = runs.map((r, i) => {
     const v = values(r.summary);
     return [
       r.name,
-      ...v.map((x, j) => (i === 0 ? x.toFixed(2) : `${x.toFixed(2)} (${signed(x - base[j]!)})`)),
+      ...v.map((x, j) => {
+        if (x === undefined) return '-';
+        const b = base[j];
+        return i === 0 || b === undefined ? x.toFixed(2) : `${x.toFixed(2)} (${signed(x - b)})`;
+      }),
     ];
   });
   return `${markdownTable(head, rows)}\n\nDifferences in points against ${runs[0]!.name}.`;

@@ -4,18 +4,28 @@
  *
  *   run.json           what was evaluated and how (a rerun with other settings is refused)
  *   results.jsonl      one line per finished task: verdict, labels, weight, trajectory
- *   bfcl_result.jsonl  the model's calls in BFCL's result format (steps as `[f(a=1), g()]`)
+ *   bfcl_result.jsonl  the calls that ran, in BFCL's result format (steps as `[f(a=1), g(b=2)]`)
  *   summary.json       the `seal verify --json` shape; summary.md the Table 1 layout
  *
  * Finished tasks are appended one line at a time, so an interrupted run loses nothing that
  * finished; rerunning into the same folder runs only the rest.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
 import { mapConcurrent, rollout } from '../agent/rollout.js';
-import { CallRecorder } from '../agent/trajectory.js';
+import { CallRecorder, paramsOfTool } from '../agent/trajectory.js';
+import { keywordCallString } from '../envs/bfcl/calls/decode.js';
 import type { BfclData, BfclTask, Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
@@ -23,7 +33,7 @@ import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { rolloutWeight } from '../seal/weighting.js';
 import { UserError } from '../util/errors.js';
-import { readJsonLines, writeAtomic } from '../util/files.js';
+import { fileAccessError, readJsonLines, writeAtomic } from '../util/files.js';
 import { type Summary, summarise, summaryTable } from './summary.js';
 
 export interface EvalRunConfig {
@@ -63,13 +73,69 @@ export function readFinished(dir: string): Map<string, EvalResultRow> {
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+const LOCK_FILE = '.lock';
+
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the run folder for this process: two runs into one folder would run every task twice
+ * and interleave their lines. The lock file holds the owner's pid; a lock whose owner is gone
+ * (a killed run) is taken over. Returns the release.
+ */
+export function lockRunFolder(dir: string): () => void {
+  const path = join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: 'wx' });
+      return () => {
+        try {
+          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fileAccessError(e, 'write', path);
+    }
+    let owner = Number.NaN;
+    try {
+      owner = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+    } catch {
+      // removed meanwhile: try again
+    }
+    if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && alive(owner))
+      throw new RunFolderError(
+        `${dir} is in use by another seal process (pid ${owner}). Wait for it to finish, or give another --out folder.`,
+      );
+    // stale (its owner is gone) or unreadable: take it over
+    rmSync(path, { force: true });
+  }
+  throw new RunFolderError(`cannot lock ${dir}: another process keeps taking it. Give another --out folder.`);
+}
+
 function checkRunConfig(dir: string, config: EvalRunConfig): void {
   const path = join(dir, RUN_FILE);
   if (!existsSync(path)) {
     writeAtomic(path, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
     return;
   }
-  const before = JSON.parse(readFileSync(path, 'utf8')) as EvalRunConfig;
+  let before: EvalRunConfig;
+  try {
+    before = JSON.parse(readFileSync(path, 'utf8')) as EvalRunConfig;
+    if (typeof before !== 'object' || before === null) throw new Error('not an object');
+  } catch {
+    throw new RunFolderError(
+      `${path} is not a run record (corrupt JSON). Give another --out folder, or remove the folder to start over.`,
+    );
+  }
   const keys: (keyof EvalRunConfig)[] = ['suite', 'model', 'format', 'sampling'];
   const differs = keys.filter((k) => JSON.stringify(before[k]) !== JSON.stringify(config[k]));
   if (differs.length > 0) {
@@ -80,12 +146,19 @@ function checkRunConfig(dir: string, config: EvalRunConfig): void {
   }
 }
 
-/** BFCL's result shape: turn -> step -> prompting-style call list text. */
-export function bfclResultOf(t: Trajectory): { id: string; result: string[][] } {
+/**
+ * BFCL's result shape: turn -> step -> prompting-style call list text, the calls as they ran,
+ * positional arguments named: the official evaluator's prompting decoder keeps keyword arguments
+ * only, so this is what makes it score the file as the run was scored.
+ */
+export function bfclResultOf(t: Trajectory, data: BfclData): { id: string; result: string[][] } {
+  const params = paramsOfTool(data);
   return {
     id: t.taskId,
     result: t.turns.map((turn) =>
-      turn.steps.filter((s) => s.calls.length > 0).map((s) => `[${s.calls.map((c) => c.call).join(', ')}]`),
+      turn.steps
+        .filter((s) => s.calls.length > 0)
+        .map((s) => `[${s.calls.map((c) => keywordCallString(c.call, params)).join(', ')}]`),
     ),
   };
 }
@@ -116,7 +189,32 @@ export async function runEval(
   outDir: string,
   options: EvalOptions,
 ): Promise<EvalOutcome> {
-  mkdirSync(outDir, { recursive: true });
+  if (existsSync(outDir) && !statSync(outDir).isDirectory())
+    throw new RunFolderError(
+      `--out ${outDir} is a file; give a folder for the run (it is created if missing).`,
+    );
+  try {
+    mkdirSync(outDir, { recursive: true });
+  } catch (e) {
+    throw fileAccessError(e, 'write', outDir);
+  }
+  const unlock = lockRunFolder(outDir);
+  try {
+    return await runLocked(data, tasks, policy, config, outDir, options);
+  } finally {
+    unlock();
+  }
+}
+
+async function runLocked(
+  data: BfclData,
+  tasks: readonly BfclTask[],
+  policy: Policy,
+  config: EvalRunConfig,
+  outDir: string,
+  options: EvalOptions,
+): Promise<EvalOutcome> {
+  if (tasks.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
   checkRunConfig(outDir, config);
   const finished = readFinished(outDir);
   const todo = tasks.filter((t) => !finished.has(t.id));
@@ -164,7 +262,7 @@ export async function runEval(
   const rows = tasks.map((t) => finished.get(t.id)!).filter(Boolean);
   writeAtomic(
     join(outDir, BFCL_RESULT_FILE),
-    rows.map((r) => JSON.stringify(bfclResultOf(r.trajectory))).join('\n') + '\n',
+    rows.map((r) => JSON.stringify(bfclResultOf(r.trajectory, data))).join('\n') + '\n',
   );
   const summary = summarise(rows);
   const table = summaryTable(summary, config.model);

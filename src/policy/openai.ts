@@ -262,7 +262,8 @@ export class OpenAiCompatiblePolicy implements Policy {
 }
 
 function hint(status: number | undefined, model: string): string {
-  if (status === 401 || status === 403) return ' (check the API key: --api-key or OPENAI_API_KEY)';
+  if (status === 401 || status === 403)
+    return ' (check the API key: the variable --api-key-env names, OPENAI_API_KEY by default)';
   if (status === 404)
     return ` (check --base-url, which usually ends in /v1, and that the server serves '${model}')`;
   return '';

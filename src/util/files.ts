@@ -13,17 +13,62 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
+import { UserError } from './errors.js';
+
+/** A file or folder that cannot be read or written for a reason the user can fix. */
+export class FileAccessError extends UserError {}
+
+/** errno codes that are the user's to fix (a path that is a folder, permissions, a full disk) */
+const USER_FS_CODES = new Set([
+  'EISDIR',
+  'ENOTDIR',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOSPC',
+  'EDQUOT',
+  'EEXIST',
+  'ENOENT',
+  'ENAMETOOLONG',
+]);
+
+/**
+ * `e` as a FileAccessError saying what could not be done to `path` and why, when it is an fs
+ * error of the kinds above; anything else unchanged.
+ */
+export function fileAccessError(e: unknown, action: 'read' | 'write', path: string): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (typeof code !== 'string' || !USER_FS_CODES.has(code)) return e;
+  const why: Record<string, string> = {
+    EISDIR: 'it is a folder',
+    ENOTDIR: 'a part of the path is a file, not a folder',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'the file system is read-only',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+    EEXIST: 'a file is in the way of a folder',
+    ENOENT: 'it does not exist',
+    ENAMETOOLONG: 'the name is too long',
+  };
+  return new FileAccessError(`cannot ${action} ${path}: ${why[code]}.`);
+}
 
 /** Write `data` to `path` so that a reader sees the old file or the new one, never a part. */
 export function writeAtomic(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
   try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
+    mkdirSync(dirname(path), { recursive: true });
+    try {
+      writeFileSync(tmp, data);
+      renameSync(tmp, path);
+    } finally {
+      // after a successful rename there is nothing left to remove; after a failure nothing of
+      // this write stays behind
+      rmSync(tmp, { force: true, recursive: false });
+    }
   } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
+    throw fileAccessError(e, 'write', path);
   }
 }
 

@@ -23,7 +23,9 @@ import { sharedData } from '../support/golden.js';
 const data = sharedData();
 const native = formatAdapter('native');
 const hermes = formatAdapter('hermes');
-const python = formatAdapter('python');
+// the lenient rule (training rollouts); the official one is tested in test/eval/prompting-decode.test.ts
+const python = formatAdapter('python', 'lenient');
+const pythonOfficial = formatAdapter('python');
 
 const text = (t: string): Completion => ({ text: t, latencyMs: 0 });
 const calls = (...c: string[]): DecodedStep => ({ kind: 'calls', calls: c });
@@ -112,6 +114,11 @@ describe('tool-call formats: round trip of the ground truth', () => {
       // the by-name form of the same calls decodes to the by-name canonical strings
       const byName = step.map((c) => structured(c).canonical);
       expect(python.decode(text(`[${byName.join(', ')}]`))).toEqual(calls(...byName));
+      // the official rule runs the same by-name calls, written with ", " as BFCL writes them
+      const official = pythonOfficial.decode(text(`[${byName.join(', ')}]`));
+      expect(official.kind).toBe('calls');
+      if (official.kind === 'calls')
+        expect(official.calls.map((c) => decodePythonCallList(c)[0])).toEqual(byName);
     }
   });
 });

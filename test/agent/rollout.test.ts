@@ -52,7 +52,7 @@ describe('rollout loop', () => {
     const server = await startFakeModelServer(script);
     try {
       const t = await rollout(task, data, policyFor(server.url), {
-        format: formatAdapter('python'),
+        format: formatAdapter('python', 'lenient'),
         onParseError: 'reply',
       });
       const second = server.requests[1]!.messages!;

@@ -105,7 +105,7 @@ describe('seal pretrain and seal eval --policy embedded (real processes, compile
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--width \(30\) must be a multiple of --heads \(4\)/);
     const steps = await seal(['pretrain', '--out', join(dir, 'x'), '--steps', 'many']);
-    expect(steps.stderr).toMatch(/--steps must be an integer >= 1, got "many"/);
+    expect(steps.stderr).toMatch(/--steps must be an integer >= 1 and <= 1000000000, got "many"/);
 
     const native = await seal([
       'eval',

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pythonFormat } from '../../src/agent/formats/index.js';
+import { pythonLenientFormat } from '../../src/agent/formats/index.js';
 import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
 import { miniData, notInTestSplit } from '../../src/envs/mini/index.js';
 import {
@@ -43,7 +43,7 @@ function replay(d: Demonstration, episode: BfclEpisode): number {
   for (let i = 0; i < msgs.length; i++) {
     const m = msgs[i]!;
     if (m.role !== 'assistant') continue;
-    const decoded = pythonFormat.decode({ text: m.content, finishReason: 'stop', latencyMs: 0 });
+    const decoded = pythonLenientFormat.decode({ text: m.content, finishReason: 'stop', latencyMs: 0 });
     expect(decoded.kind).not.toBe('parse_error');
     if (decoded.kind === 'calls') {
       // every value a call passes was in front of the policy when it wrote the call

@@ -5,6 +5,7 @@
  */
 import type { ToolCallFormat } from '../../src/agent/format.js';
 import { paramsOfTool } from '../../src/agent/trajectory.js';
+import { keywordCallString } from '../../src/envs/bfcl/calls/decode.js';
 import { inspectCall } from '../../src/envs/bfcl/calls/inspect.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE } from '../../src/envs/bfcl/episode.js';
@@ -70,9 +71,16 @@ function encodeCalls(calls: readonly string[], format: ToolCallFormat, data: Bfc
     case 'hermes':
       return { content: structured.map((s) => `<tool_call>\n${JSON.stringify(s)}\n</tool_call>`).join('\n') };
     case 'python':
+      // as BFCL's prompt asks: keyword arguments only (the official decoder drops positional ones)
+      return { content: `[${calls.map((c) => keywordForm(c, data)).join(', ')}]` };
     case 'compact':
       return { content: `[${calls.join(', ')}]` };
   }
+}
+
+/** A ground-truth call with its positional arguments named: `sort('a')` -> `sort(file_name='a')`. */
+export function keywordForm(call: string, data: BfclData): string {
+  return keywordCallString(call, paramsOfTool(data));
 }
 
 function malformed(format: ToolCallFormat): FakeReply {

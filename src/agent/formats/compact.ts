@@ -7,14 +7,14 @@
  * A small model's context is a few hundred tokens; BFCL's JSON docs spend most of them on braces
  * and keys. This rendering keeps every fact a policy needs (names, types, which arguments are
  * optional, closed value sets, every description, and so every interface cue, since cues live in
- * descriptions) at about a third of the length. Calls, results and decoding are the python
- * format's.
+ * descriptions) at about a third of the length. Calls and results are the python format's;
+ * decoding is its lenient rule (the format is the project's own, so no official rule binds it).
  */
 import type { JsonSchemaLike } from '../../envs/bfcl/data/tasks.js';
 import { GORILLA_TO_JSON_SCHEMA_TYPE, type OpenAiTool } from '../../envs/bfcl/tools.js';
 import type { FormatAdapter } from '../format.js';
 import { textFormat } from './common.js';
-import { decodePythonText, pythonResultsText } from './python.js';
+import { decodePythonTextLenient, pythonResultsText } from './python.js';
 
 /** The framing for compact prompts: what BASE_SYSTEM_PROMPT and the python protocol say, briefly. */
 export const COMPACT_SYSTEM_PROMPT =
@@ -80,6 +80,6 @@ export const compactFormat: FormatAdapter = textFormat({
   basePrompt: COMPACT_SYSTEM_PROMPT,
   toolsSection: (tools) => `Functions:\n${compactToolLines(tools)}`,
   addedTools: compactToolLines,
-  decodeText: decodePythonText,
+  decodeText: decodePythonTextLenient,
   resultsText: pythonResultsText,
 });

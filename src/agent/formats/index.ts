@@ -6,7 +6,7 @@ import type { FormatAdapter, ToolCallFormat } from '../format.js';
 import { compactFormat } from './compact.js';
 import { hermesFormat } from './hermes.js';
 import { nativeFormat } from './native.js';
-import { pythonFormat } from './python.js';
+import { pythonFormat, pythonLenientFormat } from './python.js';
 
 const ADAPTERS: Readonly<Record<ToolCallFormat, FormatAdapter>> = {
   native: nativeFormat,
@@ -15,7 +15,15 @@ const ADAPTERS: Readonly<Record<ToolCallFormat, FormatAdapter>> = {
   compact: compactFormat,
 };
 
-export function formatAdapter(format: ToolCallFormat): FormatAdapter {
+/**
+ * How the python format's text is decoded: `official` is BFCL's prompting decoder (evaluation),
+ * `lenient` finds call lists inside prose and keeps positional arguments (training rollouts).
+ * The other formats have one rule each.
+ */
+export type PythonDecoding = 'official' | 'lenient';
+
+export function formatAdapter(format: ToolCallFormat, decoding: PythonDecoding = 'official'): FormatAdapter {
+  if (format === 'python' && decoding === 'lenient') return pythonLenientFormat;
   const adapter = ADAPTERS[format];
   if (!adapter) throw new Error(`unknown tool-call format: ${String(format)}`);
   return adapter;
@@ -25,4 +33,4 @@ export { BASE_SYSTEM_PROMPT, invalidFormatText, stripThinking } from './common.j
 export { compactFormat } from './compact.js';
 export { hermesFormat } from './hermes.js';
 export { nativeFormat, toolCallIds } from './native.js';
-export { pythonFormat } from './python.js';
+export { pythonFormat, pythonLenientFormat } from './python.js';

@@ -1,21 +1,27 @@
 /**
  * BFCL prompting style: the system prompt lists the tool docs as JSON and asks for calls written
  * as a Python list, `[func_name1(params_name1=params_value1, ...), func_name2(params)]`, and
- * nothing else (the wording follows BFCL's default prompting system prompt). The call list is
- * parsed by `decodePythonCallList`, never evaluated.
+ * nothing else (the wording follows BFCL's default prompting system prompt). Calls are parsed,
+ * never evaluated.
  *
- * Decoding rules:
- * - reasoning is dropped first (`<think>` blocks, see `stripThinking`);
- * - call lists are found where they are clearly delimited: a code fence (```python, ```py,
- *   ```tool_code or a bare ```) whose content starts like a call (`[name(`, `[]` or `name(`),
- *   and, outside fences, a line that starts with `[name(` or `[]` (the list runs to its matching
- *   `]`, brackets inside strings ignored); prose around them is ignored and several lists are
- *   concatenated in order;
- * - without such a list, a whole text that is a bare call `name(...)` (or several, comma
- *   separated) counts as a list, as BFCL's decoder allows;
- * - anything else is a text answer, and so is an empty list `[]`;
- * - a delimited list that does not parse (syntax, non-literal arguments, a non-call item) is a
- *   parse error carrying the parser's message.
+ * Two decoding rules:
+ *
+ * - **official** (`pythonFormat`, what `seal eval --format python` scores with): BFCL's default
+ *   prompting decoder exactly (calls/prompting.ts): text after the last `</think>`, backticks,
+ *   newlines and spaces stripped at the ends, the rest must be one list of calls; keyword
+ *   arguments only (positional ones are dropped, as the official decoder drops them). Anything
+ *   else ends the turn: a text answer when it has no call in it, a parse error otherwise.
+ * - **lenient** (`pythonLenientFormat` and the compact format; for training rollouts, where a
+ *   readable reason beats a silent drop): reasoning is dropped first (`<think>` blocks, see
+ *   `stripThinking`); call lists are found where they are clearly delimited: a code fence
+ *   (```python, ```py, ```tool_code or a bare ```) whose content starts like a call (`[name(`,
+ *   `[]` or `name(`), and, outside fences, a line that starts with `[name(` or `[]` (the list
+ *   runs to its matching `]`, brackets inside strings ignored); prose around them is ignored and
+ *   several lists are concatenated in order; without such a list, a whole text that is a bare
+ *   call `name(...)` (or several, comma separated) counts as a list; anything else is a text
+ *   answer, and so is an empty list `[]`; a delimited list that does not parse is a parse error
+ *   carrying the parser's message. Positional arguments are kept and bound by the executor in
+ *   the method's parameter order.
  *
  * Tool results go back as one `user` message: a header line, then per call, in order, the call
  * string on its own line followed by its result, calls separated by a blank line (see
@@ -23,6 +29,7 @@
  * chat templates without tool calls render that as plain text, which this mirrors.
  */
 import { decodePythonCallList } from '../../envs/bfcl/calls/decode.js';
+import { decodeExecutePrompting, stripReasoningOfficial } from '../../envs/bfcl/calls/prompting.js';
 import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';
@@ -133,7 +140,8 @@ export function callListCandidates(text: string): string[] {
   return out;
 }
 
-export function decodePythonText(text: string): DecodedStep {
+/** The lenient rule (see the module's comment): for training rollouts and the compact format. */
+export function decodePythonTextLenient(text: string): DecodedStep {
   const s = stripThinking(text).trim();
   if (s === '') return { kind: 'text' };
   let candidates = callListCandidates(s);
@@ -150,16 +158,41 @@ export function decodePythonText(text: string): DecodedStep {
   return calls.length === 0 ? { kind: 'text' } : { kind: 'calls', calls };
 }
 
+/** something that looks like a call: a name followed by `(` */
+const CALL_ATTEMPT = /[A-Za-z_][A-Za-z0-9_.]*\s*\(/;
+
+/**
+ * The official rule (see the module's comment): BFCL's default prompting decoder. Every failure
+ * ends the turn as it does there; whether it is recorded as a text answer or a parse error only
+ * matters to the diagnosis, never to the verdict.
+ */
+export function decodePythonTextOfficial(text: string): DecodedStep {
+  const r = decodeExecutePrompting(stripReasoningOfficial(text));
+  if (r.ok) return r.calls.length === 0 ? { kind: 'text' } : { kind: 'calls', calls: r.calls };
+  if (!CALL_ATTEMPT.test(text)) return { kind: 'text' };
+  return { kind: 'parse_error', error: `${r.errorType}: ${r.message}`.replace(/: $/, '') };
+}
+
 /** The user message carrying a step's results back: each call string, then its result. */
 export function pythonResultsText(calls: readonly string[], results: readonly string[]): string {
   const parts = calls.map((c, i) => `${c}\n${results[i]!}`);
   return `Results of your function calls, in order:\n\n${parts.join('\n\n')}`;
 }
 
+/** BFCL's prompting format, decoded by the official rule: what evaluation uses. */
 export const pythonFormat: FormatAdapter = textFormat({
   format: 'python',
   toolsSection: pythonToolsSection,
   addedTools: functionDocsJson,
-  decodeText: decodePythonText,
+  decodeText: decodePythonTextOfficial,
+  resultsText: pythonResultsText,
+});
+
+/** The same prompt, decoded by the lenient rule: for training rollouts. */
+export const pythonLenientFormat: FormatAdapter = textFormat({
+  format: 'python',
+  toolsSection: pythonToolsSection,
+  addedTools: functionDocsJson,
+  decodeText: decodePythonTextLenient,
   resultsText: pythonResultsText,
 });

@@ -38,6 +38,19 @@ export const sha256Hex = (b: Uint8Array | string) => createHash('sha256').update
 
 export class CheckpointError extends UserError {}
 
+/** A file the config says belongs to the checkpoint; missing or unreadable is the user's to fix. */
+function readCheckpointFile(path: string, config: CheckpointConfig): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'is missing' : `cannot be read (${code ?? (e as Error).message})`;
+    throw new CheckpointError(
+      `${path} ${why}: the checkpoint is incomplete. Rebuild it with the command in ${CONFIG_FILE}: ${config.command}`,
+    );
+  }
+}
+
 export function loadCheckpoint<C extends CheckpointConfig = CheckpointConfig>(
   dir: string,
 ): { model: Gpt; tokenizer: Tokenizer; config: C } {
@@ -54,10 +67,17 @@ export function loadCheckpoint<C extends CheckpointConfig = CheckpointConfig>(
       `${configPath} is not valid JSON (${(e as Error).message}); rebuild the checkpoint`,
     );
   }
-  if (config.format !== 'seal-embedded-pretrain' || config.version !== 1)
-    throw new CheckpointError(`${configPath} is not a seal pretrain config (version 1)`);
+  if (
+    typeof config !== 'object' ||
+    config === null ||
+    config.format !== 'seal-embedded-pretrain' ||
+    config.version !== 1
+  )
+    throw new CheckpointError(
+      `${configPath} is not a seal pretrain config (version 1); rebuild the checkpoint`,
+    );
   const modelPath = join(dir, MODEL_FILE);
-  const bytes = new Uint8Array(readFileSync(modelPath));
+  const bytes = new Uint8Array(readCheckpointFile(modelPath, config));
   let model: Gpt;
   try {
     model = Gpt.deserialize(bytes).model;
@@ -73,7 +93,7 @@ export function loadCheckpoint<C extends CheckpointConfig = CheckpointConfig>(
   if (JSON.stringify(model.config) !== JSON.stringify(config.settings.model))
     throw new CheckpointError(`${modelPath}: model config differs from ${CONFIG_FILE}`);
   const tokenizerPath = join(dir, TOKENIZER_FILE);
-  const tokenizerText = readFileSync(tokenizerPath, 'utf8');
+  const tokenizerText = readCheckpointFile(tokenizerPath, config).toString('utf8');
   if (config.tokenizerSha256 !== undefined && sha256Hex(tokenizerText) !== config.tokenizerSha256)
     throw new CheckpointError(
       `${tokenizerPath} is not the file ${CONFIG_FILE} records (sha256 differs); rebuild the checkpoint with: ${config.command}`,

@@ -8,6 +8,7 @@ import { repr } from '../py/format.js';
 import { parsePyJson } from '../py/json.js';
 import type { PyValue } from '../py/values.js';
 import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
+import { decodeExecutePrompting } from './prompting.js';
 
 /** `name(k=repr(v), ...)` from a structured call; arguments may be an object or its JSON text. */
 export function structuredCallToString(name: string, args: unknown): string {
@@ -40,8 +41,45 @@ function callToString(e: Expr): string {
 }
 
 /**
- * Prompting-style output, e.g. "```python\n[cd(folder='a'), ls()]\n```" -> ["cd(folder='a')", "ls()"].
- * Throws when the text is not a list of calls with literal arguments.
+ * A call string with its positional arguments named by the method's parameter order, in the
+ * official decoder's spelling (`name(k=repr(v), ...)`): `sort('a.txt')` -> `sort(file_name='a.txt')`.
+ * It runs exactly as the original does, and BFCL's prompting decoder, which keeps keyword
+ * arguments only, reads it back unchanged. A call that cannot be rewritten (not a literal call,
+ * more positional arguments than parameters) is returned as it is.
+ */
+export function keywordCallString(
+  call: string,
+  paramsOf: (name: string) => readonly { readonly name: string }[] | undefined,
+): string {
+  let e: Expr;
+  try {
+    e = parsePythonExpression(call);
+  } catch {
+    return call;
+  }
+  if (e.kind !== 'call') return call;
+  const name = calleeName(e.callee);
+  if (name === undefined) return call;
+  const params = paramsOf(name) ?? [];
+  if (e.args.length > params.length) return call;
+  const parts: string[] = [];
+  for (const [i, a] of e.args.entries()) {
+    const v = literalValue(a);
+    if (v === undefined) return call;
+    parts.push(`${params[i]!.name}=${repr(v)}`);
+  }
+  for (const k of e.kwargs) {
+    const v = literalValue(k.value);
+    if (v === undefined) return call;
+    parts.push(`${k.name}=${repr(v)}`);
+  }
+  return `${name}(${parts.join(', ')})`;
+}
+
+/**
+ * The lenient reading of prompting-style output, e.g. "```python\n[cd(folder='a'), ls()]\n```"
+ * -> ["cd(folder='a')", "ls()"], positional arguments kept. Throws when the text is not a list of
+ * calls with literal arguments. Training rollouts use it; scoring uses prompting.ts.
  */
 export function decodePythonCallList(text: string): string[] {
   let s = text.trim();
@@ -54,12 +92,17 @@ export function decodePythonCallList(text: string): string[] {
 }
 
 /**
- * One step of a BFCL result file: already-decoded call strings, a list of structured calls, or
- * raw model text. A step that does not decode yields [] (the official evaluator drops it).
+ * One step of a BFCL result file: already-decoded call strings (run as they are, as the official
+ * checker runs them), a list of structured calls, or raw model text, which is decoded by BFCL's
+ * default prompting decoder exactly (keyword arguments only; see prompting.ts). A step that does
+ * not decode yields [] (the official evaluator drops it).
  */
 export function decodeStep(step: unknown): string[] {
   try {
-    if (typeof step === 'string') return decodePythonCallList(step);
+    if (typeof step === 'string') {
+      const r = decodeExecutePrompting(step);
+      return r.ok ? r.calls : [];
+    }
     if (!Array.isArray(step)) return [];
     return step.flatMap((item): string[] => {
       if (typeof item === 'string') return [item];

@@ -8,10 +8,16 @@
  * `unsupported` node that the executor reports as an error result. Syntax errors carry CPython
  * 3.11's messages, because the reference returns them to the model verbatim.
  */
+import { floatRepr } from '../py/format.js';
 import { dictSet, ELLIPSIS, type PyDict, type PyKey, PySet, PyTuple, type PyValue } from '../py/values.js';
 
 export type Expr =
-  | { readonly kind: 'literal'; readonly value: PyValue }
+  | {
+      readonly kind: 'literal';
+      readonly value: PyValue;
+      /** set when the literal is a sign applied to a number (`-2`, `+2`): the operator and its operand */
+      readonly signed?: { readonly op: '+' | '-'; readonly operand: Expr };
+    }
   | { readonly kind: 'name'; readonly name: string }
   | { readonly kind: 'attribute'; readonly object: Expr; readonly attr: string }
   | {
@@ -22,7 +28,33 @@ export type Expr =
     }
   | { readonly kind: 'list' | 'tuple' | 'set'; readonly items: readonly Expr[] }
   | { readonly kind: 'dict'; readonly entries: readonly (readonly [Expr, Expr])[] }
-  | { readonly kind: 'unsupported'; readonly what: string };
+  | { readonly kind: 'unsupported'; readonly what: string; readonly node?: AstNote };
+
+/**
+ * What an unsupported construct is in Python's own AST, for readers that must treat it as the
+ * official decoder does (calls/prompting.ts); the executor only needs `what`.
+ */
+export type AstNote =
+  | { readonly type: 'UnaryOp'; readonly op: string; readonly operand: Expr }
+  | {
+      readonly type: 'BinOp' | 'Compare' | 'BoolOp';
+      readonly op: string;
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | {
+      readonly type: 'Subscript';
+      readonly value: Expr;
+      /** the index as written, tokens joined; `slice` when it is one expression */
+      readonly sliceText: string;
+      readonly slice?: Expr;
+    }
+  | { readonly type: 'Lambda'; readonly body: Expr }
+  | { readonly type: 'NamedExpr' | 'Await' | 'Starred'; readonly value: Expr }
+  | { readonly type: 'Constant'; readonly typeName: string; readonly repr: string }
+  /** `**value` among a call's arguments: a keyword without a name, the `keywordIndex`th keyword */
+  | { readonly type: 'KeywordUnpack'; readonly value: Expr; readonly keywordIndex: number }
+  | { readonly type: string };
 
 export interface Kwarg {
   readonly name: string;
@@ -400,7 +432,10 @@ export class ParseTooDeep extends Error {
 class Parser {
   private pos = 0;
   private depth = 0;
-  constructor(private readonly tokens: Token[]) {}
+  constructor(
+    private readonly tokens: Token[],
+    private readonly options: ParseOptions = {},
+  ) {}
 
   private peek(offset = 0): Token {
     return this.tokens[Math.min(this.pos + offset, this.tokens.length - 1)]!;
@@ -458,8 +493,26 @@ class Parser {
 
   private test(): Expr {
     if (this.peek().kind === 'name' && this.peek().text === 'lambda') {
-      this.skipBalancedUntilExprEnd();
-      return { kind: 'unsupported', what: 'lambda expression' };
+      const start = this.pos;
+      // the parameters run to the first ':' outside brackets; the body is an expression
+      let depth = 0;
+      for (;;) {
+        const t = this.peek();
+        if (t.kind === 'end' || t.kind === 'newline') {
+          this.pos = start;
+          this.skipBalancedUntilExprEnd();
+          return { kind: 'unsupported', what: 'lambda expression' };
+        }
+        if (t.kind === 'op') {
+          if (OPENERS[t.text]) depth++;
+          else if (CLOSERS[t.text]) depth--;
+          else if (depth === 0 && t.text === ':') break;
+        }
+        this.pos++;
+      }
+      this.pos++;
+      const body = this.test();
+      return { kind: 'unsupported', what: 'lambda expression', node: { type: 'Lambda', body } };
     }
     const e = this.binary(1);
     if (this.peek().kind === 'name' && this.peek().text === 'if') {
@@ -468,12 +521,12 @@ class Parser {
       if (!(this.peek().kind === 'name' && this.peek().text === 'else')) this.fail();
       this.pos++;
       this.test();
-      return { kind: 'unsupported', what: 'conditional expression' };
+      return { kind: 'unsupported', what: 'conditional expression', node: { type: 'IfExp' } };
     }
     if (this.isOp(':=')) {
       this.pos++;
-      this.test();
-      return { kind: 'unsupported', what: 'assignment expression' };
+      const value = this.test();
+      return { kind: 'unsupported', what: 'assignment expression', node: { type: 'NamedExpr', value } };
     }
     return e;
   }
@@ -513,8 +566,9 @@ class Parser {
       if (this.peek().text === 'not') this.pos++;
       this.pos++;
       if (op === 'is' && this.peek().kind === 'name' && this.peek().text === 'not') this.pos++;
-      this.binary(op === '**' ? prec : prec + 1);
-      left = { kind: 'unsupported', what: `operator '${op}'` };
+      const right = this.binary(op === '**' ? prec : prec + 1);
+      const type = prec === 4 ? 'Compare' : prec <= 2 ? 'BoolOp' : 'BinOp';
+      left = { kind: 'unsupported', what: `operator '${op}'`, node: { type, op, left, right } };
     }
   }
 
@@ -531,13 +585,13 @@ class Parser {
     const t = this.peek();
     if (t.kind === 'name' && t.text === 'not') {
       this.pos++;
-      this.binary(3);
-      return { kind: 'unsupported', what: "operator 'not'" };
+      const operand = this.binary(3);
+      return { kind: 'unsupported', what: "operator 'not'", node: { type: 'UnaryOp', op: 'not', operand } };
     }
     if (t.kind === 'name' && t.text === 'await') {
       this.pos++;
-      this.unary();
-      return { kind: 'unsupported', what: 'await expression' };
+      const value = this.unary();
+      return { kind: 'unsupported', what: 'await expression', node: { type: 'Await', value } };
     }
     if (t.kind === 'op' && (t.text === '-' || t.text === '+' || t.text === '~')) {
       this.pos++;
@@ -550,10 +604,15 @@ class Parser {
         !this.isOp('**')
       ) {
         const v = operand.value;
-        if (t.text === '+') return operand;
-        return { kind: 'literal', value: typeof v === 'bigint' ? -v : -(v as number) };
+        const signed = { op: t.text, operand } as const;
+        if (t.text === '+') return { kind: 'literal', value: v, signed };
+        return { kind: 'literal', value: typeof v === 'bigint' ? -v : -(v as number), signed };
       }
-      return { kind: 'unsupported', what: `unary operator '${t.text}'` };
+      return {
+        kind: 'unsupported',
+        what: `unary operator '${t.text}'`,
+        node: { type: 'UnaryOp', op: t.text, operand },
+      };
     }
     return this.power();
   }
@@ -566,8 +625,12 @@ class Parser {
     const base = this.primary();
     if (this.isOp('**')) {
       this.pos++;
-      this.unary();
-      return { kind: 'unsupported', what: "operator '**'" };
+      const right = this.unary();
+      return {
+        kind: 'unsupported',
+        what: "operator '**'",
+        node: { type: 'BinOp', op: '**', left: base, right },
+      };
     }
     return base;
   }
@@ -584,24 +647,38 @@ class Parser {
         e = { kind: 'attribute', object: e, attr: name.text };
       } else if (this.isOp('[')) {
         this.pos++;
-        this.subscriptBody();
+        const from = this.pos;
+        const slice = this.subscriptBody();
+        const sliceText = this.tokens
+          .slice(from, this.pos)
+          .map((t) => t.text)
+          .join('')
+          .replace(/,/g, ', ');
         this.expectOp(']');
-        e = { kind: 'unsupported', what: 'subscript' };
+        e = {
+          kind: 'unsupported',
+          what: 'subscript',
+          node: { type: 'Subscript', value: e, sliceText, ...(slice ? { slice } : {}) },
+        };
       } else {
         return e;
       }
     }
   }
 
-  private subscriptBody(): void {
+  /** the index expression when it is a single one (`a[0]`, not `a[1:2]` or `a[1, 2]`) */
+  private subscriptBody(): Expr | undefined {
     if (this.isOp(']')) this.fail();
+    let single: Expr | undefined;
+    let parts = 0;
     for (;;) {
-      if (!this.isOp(':') && !this.isOp(',') && !this.isOp(']')) this.test();
+      if (!this.isOp(':') && !this.isOp(',') && !this.isOp(']')) single = this.test();
       if (this.isOp(':') || this.isOp(',')) {
         this.pos++;
+        parts++;
         continue;
       }
-      return;
+      return parts === 0 ? single : undefined;
     }
   }
 
@@ -615,11 +692,19 @@ class Parser {
       const t = this.peek();
       if (t.kind === 'op' && (t.text === '*' || t.text === '**')) {
         this.pos++;
-        this.test();
-        args.push({ kind: 'unsupported', what: 'argument unpacking' });
+        const value = this.test();
+        args.push({
+          kind: 'unsupported',
+          what: 'argument unpacking',
+          node:
+            t.text === '**'
+              ? { type: 'KeywordUnpack', value, keywordIndex: kwargs.length }
+              : { type: 'Starred', value },
+        });
       } else if (t.kind === 'name' && !PYTHON_KEYWORDS.has(t.text) && this.isOp('=', 1)) {
         this.pos += 2;
-        if (seen.has(t.text)) throw new PySyntaxError(`keyword argument repeated: ${t.text}`, t.line);
+        if (seen.has(t.text) && !this.options.repeatedKeywords)
+          throw new PySyntaxError(`keyword argument repeated: ${t.text}`, t.line);
         seen.add(t.text);
         kwargs.push({ name: t.text, value: this.test() });
         sawKeyword = true;
@@ -627,7 +712,7 @@ class Parser {
         const value = this.test();
         if (this.peek().kind === 'name' && this.peek().text === 'for') {
           this.skipBalancedUntilExprEnd();
-          args.push({ kind: 'unsupported', what: 'generator expression' });
+          args.push({ kind: 'unsupported', what: 'generator expression', node: { type: 'GeneratorExp' } });
         } else {
           if (this.isOp('=')) this.fail();
           if (sawKeyword) throw new PySyntaxError('positional argument follows keyword argument', t.line);
@@ -646,18 +731,30 @@ class Parser {
     switch (t.kind) {
       case 'number':
         return t.unsupported
-          ? { kind: 'unsupported', what: t.unsupported }
+          ? {
+              kind: 'unsupported',
+              what: t.unsupported,
+              node: { type: 'Constant', typeName: 'complex', repr: complexRepr(t.text) },
+            }
           : { kind: 'literal', value: t.value! };
       case 'string': {
         // Adjacent string literals concatenate, as in Python.
-        let unsupported = t.unsupported;
-        let value = (t.value as string | undefined) ?? '';
-        while (this.peek().kind === 'string') {
-          const s = this.next();
-          unsupported ??= s.unsupported;
-          value += (s.value as string | undefined) ?? '';
+        const parts = [t];
+        while (this.peek().kind === 'string') parts.push(this.next());
+        const kinds = new Set(parts.map((p) => p.unsupported ?? 'str'));
+        if (kinds.has('bytes literal') && kinds.size > 1)
+          throw new PySyntaxError('cannot mix bytes and nonbytes literals', t.line);
+        if (kinds.has('f-string'))
+          return { kind: 'unsupported', what: 'f-string', node: { type: 'JoinedStr' } };
+        if (kinds.has('bytes literal')) {
+          const bytes = parts.map((p) => bytesOfLiteral(p.text, p.line)).join('');
+          return {
+            kind: 'unsupported',
+            what: 'bytes literal',
+            node: { type: 'Constant', typeName: 'bytes', repr: bytesRepr(bytes) },
+          };
         }
-        return unsupported ? { kind: 'unsupported', what: unsupported } : { kind: 'literal', value };
+        return { kind: 'literal', value: parts.map((p) => p.value as string).join('') };
       }
       case 'name':
         if (t.text === 'True') return { kind: 'literal', value: true };
@@ -685,7 +782,7 @@ class Parser {
     if (this.peek().kind === 'name' && this.peek().text === 'for') {
       this.skipBalancedUntilExprEnd();
       this.expectOp(')');
-      return { kind: 'unsupported', what: 'generator expression' };
+      return { kind: 'unsupported', what: 'generator expression', node: { type: 'GeneratorExp' } };
     }
     if (this.isOp(')')) {
       this.pos++;
@@ -708,7 +805,7 @@ class Parser {
       if (this.peek().kind === 'name' && this.peek().text === 'for') {
         this.skipBalancedUntilExprEnd();
         this.expectOp(']');
-        return { kind: 'unsupported', what: 'list comprehension' };
+        return { kind: 'unsupported', what: 'list comprehension', node: { type: 'ListComp' } };
       }
       if (this.isOp(',')) this.pos++;
       else if (!this.isOp(']')) this.fail();
@@ -729,7 +826,7 @@ class Parser {
       if (this.peek().kind === 'name' && this.peek().text === 'for') {
         this.skipBalancedUntilExprEnd();
         this.expectOp('}');
-        return { kind: 'unsupported', what: 'dict comprehension' };
+        return { kind: 'unsupported', what: 'dict comprehension', node: { type: 'DictComp' } };
       }
       while (this.isOp(',')) {
         this.pos++;
@@ -752,9 +849,59 @@ class Parser {
   }
 }
 
+/**
+ * A bytes literal's content as a string of code units 0-255. Only ASCII may appear literally;
+ * escapes are Python's bytes escapes (no \u, \U or \N, which stay as written).
+ */
+function bytesOfLiteral(text: string, line: number): string {
+  const prefixEnd = text.search(/['"]/);
+  const raw = /r/i.test(text.slice(0, prefixEnd));
+  const q = text.startsWith(text[prefixEnd]!.repeat(3), prefixEnd) ? 3 : 1;
+  const body = text.slice(prefixEnd + q, text.length - q);
+  if (/[^\x00-\x7f]/.test(body))
+    throw new PySyntaxError('bytes can only contain ASCII literal characters', line);
+  if (raw) return body;
+  // \u, \U and \N are not escapes in bytes: double their backslash so they stay as written
+  return decodeEscapes(
+    body.replace(/\\([\s\S])/g, (m, c: string) => ('uUN'.includes(c) ? `\\${m}` : m)),
+    line,
+  );
+}
+
+/** Python's repr of a bytes value (code units 0-255). */
+function bytesRepr(b: string): string {
+  const q = b.includes("'") && !b.includes('"') ? '"' : "'";
+  let out = `b${q}`;
+  for (const ch of b) {
+    const c = ch.charCodeAt(0);
+    if (ch === q || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (c < 0x20 || c >= 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return `${out}${q}`;
+}
+
+/** Python's repr of an imaginary literal such as `2.5j` or `1e3j`. */
+function complexRepr(text: string): string {
+  const x = Number(text.replace(/_/g, '').slice(0, -1));
+  const r = floatRepr(x);
+  return `${r.endsWith('.0') ? r.slice(0, -2) : r}j`;
+}
+
 /** Parse a string as Python's `eval` would compile it; throws `PySyntaxError`. */
-export function parsePythonExpression(src: string): Expr {
-  return new Parser(tokenize(src)).parseEval();
+export function parsePythonExpression(src: string, options: ParseOptions = {}): Expr {
+  return new Parser(tokenize(src), options).parseEval();
+}
+
+export interface ParseOptions {
+  /**
+   * Accept `f(a=1, a=2)`. CPython's parser does (`ast.parse`); only its compiler, which `eval`
+   * runs, rejects it. The official prompting decoder uses `ast.parse`.
+   */
+  readonly repeatedKeywords?: boolean;
 }
 
 /** The dotted name a call expression calls (`ls`, `a.b`), or undefined when it is not a name. */
