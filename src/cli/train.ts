@@ -64,21 +64,22 @@ export function registerTrain(program: Command): void {
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     const tty = process.stderr.isTTY;
     let lastProgress = 0;
-    const startedAt = Date.now();
+    let startedAt = 0;
     let roundsDone = 0;
     let total = 0;
     const log = (s: string) => console.error(s);
     const hooks = {
       log,
-      progress: opts.quiet
-        ? undefined
-        : (p: RoundProgress) => {
-            if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
-            else if (Date.now() - lastProgress > 30_000) {
-              lastProgress = Date.now();
-              log(progressLine(p));
-            }
-          },
+      progress: (p: RoundProgress) => {
+        // the ETA counts from the first round, not from the start evaluation
+        if (startedAt === 0) startedAt = Date.now();
+        if (opts.quiet) return;
+        if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
+        else if (Date.now() - lastProgress > 30_000) {
+          lastProgress = Date.now();
+          log(progressLine(p));
+        }
+      },
       onRound: (r: RoundRecord) => {
         roundsDone++;
         if (tty) process.stderr.write('\r\x1b[2K');

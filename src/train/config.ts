@@ -35,6 +35,9 @@ export const TRAIN_SCHEMA = z
     groupSize: int(2, 64).default(8).describe('rollouts per task (G)'),
     temperature: num(0.05, 2).default(1).describe('sampling temperature of training rollouts'),
     maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
+    maxSteps: int(1, 20)
+      .default(20)
+      .describe('steps per user turn in training rollouts (BFCL: 20; a retry after a parse error counts)'),
     lr: num(0, 1).default(1e-4).describe('Adam learning rate'),
     clipEps: num(0, 1).default(0.2).describe('PPO ratio clip'),
     klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),

@@ -189,6 +189,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
         format,
         sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
         onParseError: 'reply',
+        maxStepsPerTurn: c.maxSteps,
         recorder,
         ...(sw.interface ? { trainingInterface: { ctx: tctx, state: iface } } : {}),
       });
