@@ -17,6 +17,7 @@ import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
 import { type EvalFlags, runCompareCommand, runEvalCommand } from './eval.js';
 import { type PretrainFlags, runPretrainCommand } from './pretrain.js';
+import { registerServe } from './serve.js';
 import { runVerify, UsageError } from './verify.js';
 
 const program = new Command();
@@ -182,6 +183,8 @@ program
   )
   .option('--quiet', 'no progress lines (training.log.jsonl has every step)')
   .action((flags: PretrainFlags) => runPretrainCommand(flags, (s) => console.log(s)));
+
+registerServe(program);
 
 const data = program.command('data').description('Manage task data');
 data
