@@ -25,7 +25,7 @@ import {
 } from './protocol.js';
 import { InstanceRegistry } from './registry.js';
 import { SealState, type SealStateOptions } from './seal-state.js';
-import { ServeSession } from './session.js';
+import { ServeSession, type SessionShared, TextCache } from './session.js';
 
 export interface ServeOptions {
   readonly data: BfclData;
@@ -54,7 +54,7 @@ export function buildServer(options: ServeOptions): ServeApp {
   const { data } = options;
   const registry = new InstanceRegistry(options.ttlMs ?? DEFAULT_TTL_MS);
   const seal = new SealState(options.seal);
-  const recorder = new CallRecorder(data);
+  const shared: SessionShared = { recorder: new CallRecorder(data), seal, prompts: new TextCache() };
   const counters = { steps: 0, evaluations: 0, errors: 0 };
   const started = Date.now();
   const app = Fastify({ bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false });
@@ -113,7 +113,7 @@ export function buildServer(options: ServeOptions): ServeApp {
     if (!task)
       throw badRequest(`task_id '${body.task_id}' is not a task of this server's suite (${data.suite})`);
     const id = body.instance_id || `exp_${Date.now()}_${Math.random().toString(16).slice(2, 10)}`;
-    const session = new ServeSession(id, task, data, recorder, instanceOptions(params), seal);
+    const session = new ServeSession(id, task, data, instanceOptions(params), shared);
     const start = session.start();
     registry.put(session);
     return ok(start);
@@ -172,6 +172,7 @@ export function buildServer(options: ServeOptions): ServeApp {
     const gc = (globalThis as { gc?: () => void }).gc;
     if (req.query.gc !== undefined && gc) gc();
     const m = process.memoryUsage();
+    const cpu = process.cpuUsage();
     return reply.send({
       uptime_s: (Date.now() - started) / 1000,
       suite: data.suite,
@@ -179,6 +180,7 @@ export function buildServer(options: ServeOptions): ServeApp {
       ...registry.stats(),
       ...counters,
       round: seal.interface.round,
+      cpu_s: (cpu.user + cpu.system) / 1e6,
       memory_mb: {
         rss: m.rss / 2 ** 20,
         heap_used: m.heapUsed / 2 ** 20,

@@ -71,6 +71,29 @@ function completionOf(msg: AssistantMessage): Completion {
   return { text: msg.content ?? '', ...(toolCalls.length ? { toolCalls } : {}), latencyMs: 0 };
 }
 
+/** A bounded memo of rendered text; cleared whole when full (the working set is small: tasks x variants). */
+export class TextCache {
+  private readonly map = new Map<string, string>();
+  constructor(private readonly limit = 4096) {}
+
+  get(key: string, make: () => string): string {
+    let v = this.map.get(key);
+    if (v === undefined) {
+      if (this.map.size >= this.limit) this.map.clear();
+      v = make();
+      this.map.set(key, v);
+    }
+    return v;
+  }
+}
+
+/** What all instances of one server share. */
+export interface SessionShared {
+  readonly recorder: CallRecorder;
+  readonly seal: SealState;
+  readonly prompts: TextCache;
+}
+
 export class ServeSession {
   private readonly rec: EpisodeRecorder;
   private readonly format: FormatAdapter;
@@ -82,15 +105,18 @@ export class ServeSession {
   private verdict: Verdict | undefined;
   private weight: number | undefined;
 
+  private readonly seal: SealState;
+
   constructor(
     readonly id: string,
     readonly task: BfclTask,
     private readonly data: BfclData,
-    recorder: CallRecorder,
     readonly options: InstanceOptions,
-    private readonly seal: SealState,
+    private readonly shared: SessionShared,
   ) {
-    this.rec = new EpisodeRecorder(task, data, { recorder });
+    const seal = shared.seal;
+    this.seal = seal;
+    this.rec = new EpisodeRecorder(task, data, { recorder: shared.recorder });
     this.format = formatAdapter(options.format);
     this.ti = options.validation
       ? undefined
@@ -128,8 +154,10 @@ export class ServeSession {
   /** `/create`'s data: the system prompt with the tools in this format, the first user turn, info. */
   start(): StepData & { info: Record<string, unknown> } {
     const first = this.rec.episode.observe();
-    const base = this.format.systemPrompt(this.shownTools(first.tools));
-    const system = this.ti ? decorateSystemPrompt(this.ti.ctx, this.ti.state, base) : base;
+    const system = this.shared.prompts.get(this.promptKey(first.functions), () => {
+      const base = this.format.systemPrompt(this.shownTools(first.tools));
+      return this.ti ? decorateSystemPrompt(this.ti.ctx, this.ti.state, base) : base;
+    });
     return {
       state: [{ role: 'system', content: system }, ...this.turnMessages()],
       reward: 0,
@@ -147,6 +175,17 @@ export class ServeSession {
         ...this.toolsInfoField(),
       },
     };
+  }
+
+  /**
+   * What the system prompt depends on: the format, the interface shown (its round and this
+   * instance's switches) and the tools. Rendering it is the costliest part of a /create.
+   */
+  private promptKey(functions: readonly { readonly name: string }[]): string {
+    const shown = this.ti
+      ? `${this.ti.state.round}:${COMPONENTS.map((c) => (this.options.components[c] ? 1 : 0)).join('')}`
+      : 'none';
+    return `${this.options.format}|${shown}|${functions.map((f) => f.name).join(',')}`;
   }
 
   /** One assistant message in, the environment's answer out. */

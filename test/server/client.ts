@@ -5,8 +5,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { paramsOfTool } from '../../src/agent/trajectory.js';
-import { inspectCall } from '../../src/envs/bfcl/calls/inspect.js';
+import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
 import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
+import { jsonDumps } from '../../src/envs/bfcl/py/format.js';
+import type { PyDict } from '../../src/envs/bfcl/py/values.js';
 import { ROOT } from '../support/cli.js';
 
 export interface Served {
@@ -122,28 +124,38 @@ export class Instance {
   }
 }
 
+/**
+ * A ground-truth call string as a name and its arguments' JSON text, written the way Python's
+ * json.dumps writes them (a float stays `19.0`: JSON.stringify would make it the int `19`, which
+ * the tools keep as an int and the checker then tells apart).
+ */
+export function structuredCall(call: string, data: BfclData): { name: string; arguments: string } {
+  const expr = parsePythonExpression(call);
+  if (expr.kind !== 'call') throw new Error(`not a call: ${call}`);
+  const name = calleeName(expr.callee)!;
+  const params = paramsOfTool(data)(name) ?? [];
+  const args: PyDict = new Map();
+  for (const [i, a] of expr.args.entries()) args.set(params[i]!.name, literalValue(a)!);
+  for (const k of expr.kwargs) args.set(k.name, literalValue(k.value)!);
+  return { name, arguments: jsonDumps(args) };
+}
+
 /** Ground-truth calls as a model writes them in one format's assistant message. */
 export function encodeCalls(
   calls: readonly string[],
   format: 'hermes' | 'python' | 'native',
   data: BfclData,
-): Record<string, unknown> {
+): { content: string | null; tool_calls?: unknown[] } {
   if (format === 'python') return { content: `[${calls.join(', ')}]` };
-  const params = paramsOfTool(data);
-  const structured = calls.map((c) => {
-    const i = inspectCall(c, params);
-    return { name: i.name!, arguments: i.args! };
-  });
+  const structured = calls.map((c) => structuredCall(c, data));
   if (format === 'native')
     return {
       content: null,
-      tool_calls: structured.map((s, i) => ({
-        id: `call_${i}`,
-        type: 'function',
-        function: { name: s.name, arguments: JSON.stringify(s.arguments) },
-      })),
+      tool_calls: structured.map((s, i) => ({ id: `call_${i}`, type: 'function', function: s })),
     };
-  return { content: structured.map((s) => `<tool_call>\n${JSON.stringify(s)}\n</tool_call>`).join('\n') };
+  const block = (s: { name: string; arguments: string }) =>
+    `<tool_call>\n{"name": ${JSON.stringify(s.name)}, "arguments": ${s.arguments}}\n</tool_call>`;
+  return { content: structured.map(block).join('\n') };
 }
 
 /** Plays a task's ground truth: each turn's calls in one step, then a text answer ends the turn. */
