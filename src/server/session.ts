@@ -71,12 +71,21 @@ function completionOf(msg: AssistantMessage): Completion {
   return { text: msg.content ?? '', ...(toolCalls.length ? { toolCalls } : {}), latencyMs: 0 };
 }
 
-/** A bounded memo of rendered text; cleared whole when full (the working set is small: tasks x variants). */
+/**
+ * A bounded memo of rendered text for one generation (an interface round): texts of earlier
+ * rounds are never asked for again, so a new generation starts empty, and a full cache is
+ * cleared whole (the working set is small: tasks x variants).
+ */
 export class TextCache {
   private readonly map = new Map<string, string>();
+  private generation: number | undefined;
   constructor(private readonly limit = 4096) {}
 
-  get(key: string, make: () => string): string {
+  get(generation: number, key: string, make: () => string): string {
+    if (generation !== this.generation) {
+      this.map.clear();
+      this.generation = generation;
+    }
     let v = this.map.get(key);
     if (v === undefined) {
       if (this.map.size >= this.limit) this.map.clear();
@@ -154,7 +163,7 @@ export class ServeSession {
   /** `/create`'s data: the system prompt with the tools in this format, the first user turn, info. */
   start(): StepData & { info: Record<string, unknown> } {
     const first = this.rec.episode.observe();
-    const system = this.shared.prompts.get(this.promptKey(first.functions), () => {
+    const system = this.shared.prompts.get(this.seal.interface.round, this.promptKey(first.functions), () => {
       const base = this.format.systemPrompt(this.shownTools(first.tools));
       return this.ti ? decorateSystemPrompt(this.ti.ctx, this.ti.state, base) : base;
     });
