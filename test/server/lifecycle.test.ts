@@ -10,7 +10,7 @@ import { AFFORDANCE_LINE, type InterfaceState } from '../../src/seal/interface.j
 import type { ProfileScope } from '../../src/seal/profile.js';
 import type { Rho } from '../../src/seal/weighting.js';
 import { buildServer } from '../../src/server/app.js';
-import { buildDist } from '../support/cli.js';
+import { buildDist, seal } from '../support/cli.js';
 import { get, Instance, post, type Served, startServe } from './client.js';
 
 const mini = loadMiniSuite();
@@ -57,6 +57,25 @@ describe('seal serve: instance lifetime', () => {
     const stats = await get<{ expired: number; instances: number }>(served.url, '/stats');
     expect(stats.body.expired).toBeGreaterThanOrEqual(1);
     expect(stats.body.instances).toBe(1);
+  });
+});
+
+describe('seal serve: bad flags', () => {
+  it('refuses them with a message naming the flag, and a port in use, with exit code 2', async () => {
+    const port = await seal(['serve', '--suite', 'mini', '--port', 'abc']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain("--port must be 0..65535, got 'abc'");
+    const ttl = await seal(['serve', '--suite', 'mini', '--ttl', '0']);
+    expect(ttl.code).toBe(2);
+    expect(ttl.stderr).toContain('--ttl must be a positive number of seconds');
+    const first = await startServe(['--suite', 'mini']);
+    try {
+      const taken = await seal(['serve', '--suite', 'mini', '--port', new URL(first.url).port]);
+      expect(taken.code).toBe(2);
+      expect(taken.stderr).toMatch(/port \d+ on 127\.0\.0\.1 is already in use/);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
   });
 });
 
