@@ -11,6 +11,7 @@ import { registerData } from './data.js';
 import { registerEval } from './eval.js';
 import { registerPretrain } from './pretrain.js';
 import { registerReport } from './report.js';
+import { registerServe } from './serve.js';
 import { registerTrain } from './train.js';
 import { registerVerify } from './verify.js';
 
@@ -30,6 +31,7 @@ registerPretrain(program);
 registerData(program);
 registerTrain(program);
 registerReport(program);
+registerServe(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -75,7 +75,22 @@ function castProperties(props: Record<string, Mutable>): Record<string, Mutable>
   return props;
 }
 
+/**
+ * Converted tools by doc: an episode asks for its tools at every step, and the conversion (a deep
+ * clone) would otherwise dominate a step. Safe to share because both types are read-only.
+ */
+const converted = new WeakMap<FunctionDoc, OpenAiTool>();
+
 export function toOpenAiTool(doc: FunctionDoc): OpenAiTool {
+  let tool = converted.get(doc);
+  if (!tool) {
+    tool = convert(doc);
+    converted.set(doc, tool);
+  }
+  return tool;
+}
+
+function convert(doc: FunctionDoc): OpenAiTool {
   const fn = structuredClone(doc) as unknown as Mutable & { parameters: Mutable };
   fn.parameters.type = 'object';
   fn.parameters.properties = castProperties((fn.parameters.properties ?? {}) as Record<string, Mutable>);

@@ -1,0 +1,251 @@
+/**
+ * Load benchmark of `seal serve` on loopback. This process is the load generator; the server
+ * runs in its own process (`node --expose-gc bin/seal.js serve`, so its memory can be read after
+ * a full collection). 256 concurrent lanes each play whole ground-truth episodes the way a
+ * trainer does (create, one step per turn's calls in Hermes format, a text answer ending each
+ * turn, dense evaluate, release). The server ends a SEAL round every 256 evaluated rollouts (the
+ * paper's batch: 32 prompts x 8 rollouts), so the profile, interface and weights work as in
+ * training.
+ *
+ * Prints steps/s and /step latency p50/p99 over the episodes after a warm-up, and the server's
+ * memory after 1,000 and after 10,000 episodes. Bounded: stops at --episodes or --max-seconds.
+ * With --runs N, each run gets a fresh server and the medians are printed.
+ *
+ *   npm run bench:serve -- [--suite bfcl|mini] [--concurrency 256] [--episodes 10000] [--runs 1]
+ *                          [--max-seconds 240] [--profile DIR (the server's CPU profile)]
+ */
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
+import { loadMiniSuite } from '../src/envs/mini/index.js';
+import { encodeCalls } from '../test/server/client.js';
+
+const args = process.argv.slice(2);
+const opt = (n: string, d: string) => (args.includes(n) ? args[args.indexOf(n) + 1]! : d);
+const suite = opt('--suite', 'bfcl');
+const concurrency = Number(opt('--concurrency', '256'));
+const episodes = Number(opt('--episodes', '10000'));
+const warmup = Number(opt('--warmup', '256'));
+const runs = Number(opt('--runs', '1'));
+const maxSeconds = Number(opt('--max-seconds', '240'));
+const profileDir = args.includes('--profile') ? opt('--profile', '') : undefined;
+const checkpoint = 1000;
+const ROOT = join(import.meta.dirname, '..');
+const dataDir =
+  process.env.SEAL_BFCL_DATA ?? join(import.meta.dirname, '..', '..', 'shared', 'bfcl-v3', 'data');
+const data: BfclData = suite === 'mini' ? loadMiniSuite() : loadBfclData(dataDir);
+
+/** Per task: the assistant messages of its ground-truth episode, already JSON. */
+const scripts = data.split.train.map((id) => {
+  const task = data.byId.get(id)!;
+  const msgs: string[] = [];
+  for (const gt of task.groundTruth) {
+    if (gt.length > 0) msgs.push(JSON.stringify({ role: 'assistant', ...encodeCalls(gt, 'hermes', data) }));
+    msgs.push(JSON.stringify({ role: 'assistant', content: 'Done.' }));
+  }
+  return { id, msgs };
+});
+
+interface Memory {
+  readonly rss: number;
+  readonly heap_used: number;
+}
+
+interface Stats {
+  readonly memory_mb: Memory;
+  readonly cpu_s: number;
+  readonly steps: number;
+}
+
+interface RunResult {
+  readonly stepsPerSec: number;
+  readonly requestsPerSec: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly episodes: number;
+  readonly failed: number;
+  readonly mem1k?: Memory;
+  readonly mem10k?: Memory;
+  /** server CPU time per /step request, the other requests of the episode included */
+  readonly cpuMsPerStep?: number;
+}
+
+function quantile(sorted: Float64Array, q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+async function startServer(): Promise<{ host: string; port: number; stop: () => Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      join(ROOT, 'bin', 'seal.js'),
+      'serve',
+      '--port',
+      '0',
+      '--suite',
+      suite,
+      ...(suite === 'bfcl' ? ['--data-dir', dataDir] : []),
+      '--round-every',
+      '256',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`seal serve exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', resolve);
+  });
+  const m = /http:\/\/([\d.]+):(\d+)/.exec(line);
+  if (!m) throw new Error(`unexpected first line from seal serve: ${line}`);
+  return {
+    host: m[1]!,
+    port: Number(m[2]),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function oneRun(): Promise<RunResult> {
+  const server = await startServer();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const request = (method: string, path: string, body?: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const buf = body === undefined ? undefined : Buffer.from(body);
+      const req = http.request(
+        {
+          host: server.host,
+          port: server.port,
+          method,
+          path,
+          agent,
+          headers: buf ? { 'content-type': 'application/json', 'content-length': buf.length } : {},
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+        },
+      );
+      req.on('error', reject);
+      req.end(buf);
+    });
+  const post = async (path: string, body: string) => {
+    const r = await request('POST', path, body);
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 300)}`);
+    return r.text;
+  };
+  const stats = async (): Promise<Stats> => JSON.parse((await request('GET', '/stats?gc=1')).text) as Stats;
+
+  const latencies: number[] = [];
+  let started = 0;
+  let finished = 0;
+  let failed = 0;
+  let measuredSteps = 0;
+  let measuredRequests = 0;
+  let t0 = 0;
+  let t1 = 0;
+  let at1k: Stats | undefined;
+  let atEnd: Stats | undefined;
+  const deadline = performance.now() + maxSeconds * 1000;
+  let paused: Promise<void> | undefined;
+
+  async function lane(l: number): Promise<void> {
+    while (started < episodes && performance.now() < deadline) {
+      const k = started++;
+      const measured = k >= warmup;
+      if (k === warmup) t0 = performance.now();
+      const script = scripts[k % scripts.length]!;
+      const id = `bench-${l}-${k}`;
+      const env = (extra: string) => `{"instance_id":"${id}",${extra}}`;
+      await post('/create', env(`"env_type":"bfcl","task_id":"${script.id}","params":{}`));
+      let last = '';
+      for (const msg of script.msgs) {
+        const s = performance.now();
+        last = await post('/step', env(`"messages":${msg}`));
+        if (measured) {
+          latencies.push(performance.now() - s);
+          measuredSteps++;
+        }
+      }
+      const dense = JSON.parse(await post('/evaluate', env('"params":{"sparse":false}'))) as {
+        data: { accuracy: number };
+      };
+      await post('/release', env('"params":{}'));
+      if (measured) measuredRequests += script.msgs.length + 3;
+      if (dense.data.accuracy !== 1 || !last.includes('"is_terminated":true')) failed++;
+      finished++;
+      if (finished === checkpoint || finished === episodes) {
+        // Reading memory while the lanes run would measure garbage in flight; pause them.
+        let resume!: () => void;
+        paused = new Promise((r) => {
+          resume = r;
+        });
+        const at = finished;
+        const wait = performance.now();
+        const st = await stats();
+        if (at === checkpoint) at1k = st;
+        else atEnd = st;
+        t0 += performance.now() - wait;
+        resume();
+        paused = undefined;
+      }
+      if (paused) await paused;
+      t1 = performance.now();
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, (_, l) => lane(l)));
+  if (!atEnd && finished > checkpoint) atEnd = await stats();
+  agent.destroy();
+  await server.stop();
+  const secs = (t1 - t0) / 1000;
+  const lat = Float64Array.from(latencies).sort();
+  return {
+    stepsPerSec: measuredSteps / secs,
+    requestsPerSec: measuredRequests / secs,
+    p50: quantile(lat, 0.5),
+    p99: quantile(lat, 0.99),
+    episodes: finished,
+    failed,
+    ...(at1k ? { mem1k: at1k.memory_mb } : {}),
+    ...(atEnd ? { mem10k: atEnd.memory_mb } : {}),
+    ...(at1k && atEnd && atEnd.steps > at1k.steps
+      ? { cpuMsPerStep: ((atEnd.cpu_s - at1k.cpu_s) * 1000) / (atEnd.steps - at1k.steps) }
+      : {}),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const mb = (m?: Memory) => (m ? `rss ${m.rss.toFixed(0)} MB, heap ${m.heap_used.toFixed(1)} MB` : 'n/a');
+
+console.log(
+  `seal serve load: suite ${suite}, ${scripts.length} train tasks, ${concurrency} concurrent instances, ` +
+    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)`,
+);
+const results: RunResult[] = [];
+for (let r = 0; r < runs; r++) {
+  const res = await oneRun();
+  results.push(res);
+  console.log(
+    `run ${r + 1}: ${res.episodes} episodes (${res.failed} not 1.0), ${res.stepsPerSec.toFixed(0)} steps/s, ` +
+      `${res.requestsPerSec.toFixed(0)} requests/s, /step p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, ` +
+      `server CPU ${res.cpuMsPerStep?.toFixed(3) ?? 'n/a'} ms per step (all requests of an episode included); ` +
+      `server after 1k episodes: ${mb(res.mem1k)}; after ${res.episodes}: ${mb(res.mem10k)}`,
+  );
+}
+if (runs > 1)
+  console.log(
+    `median of ${runs}: ${median(results.map((r) => r.stepsPerSec)).toFixed(0)} steps/s, ` +
+      `/step p50 ${median(results.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms, ` +
+      `server CPU ${median(results.map((r) => r.cpuMsPerStep ?? Number.NaN)).toFixed(3)} ms per step, ` +
+      `rss after 1k ${median(results.map((r) => r.mem1k?.rss ?? Number.NaN)).toFixed(0)} MB vs after 10k ` +
+      `${median(results.map((r) => r.mem10k?.rss ?? Number.NaN)).toFixed(0)} MB, heap ` +
+      `${median(results.map((r) => r.mem1k?.heap_used ?? Number.NaN)).toFixed(1)} vs ` +
+      `${median(results.map((r) => r.mem10k?.heap_used ?? Number.NaN)).toFixed(1)} MB`,
+  );
+if (results.some((r) => r.failed > 0)) process.exitCode = 1;

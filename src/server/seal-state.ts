@@ -1,0 +1,153 @@
+/**
+ * The SEAL state a server owns across all its instances: the failure profile C_t of every
+ * evaluated training rollout, the interface Omega_t new training instances are shown, the label
+ * utilities rho (static, or dynamic by EMA) and the weight w_j of each rollout of the current
+ * round. A round ends on `POST /round` or after a configured number of rollouts: the interface
+ * evolves from the round's profile window, dynamic rho takes one step, the window resets.
+ *
+ * Validation rollouts are never observed: the profile describes the policy in training.
+ */
+import type { Category } from '../envs/bfcl/data/tasks.js';
+import {
+  evolve,
+  type InterfaceConfig,
+  type InterfaceState,
+  initialInterfaceState,
+  resolveInterfaceConfig,
+  type TrainingContext,
+  trainingContext,
+} from '../seal/interface.js';
+import type { Label } from '../seal/labels.js';
+import { FailureProfile, type ProfileSnapshot } from '../seal/profile.js';
+import {
+  DEFAULT_RHO,
+  DEFAULT_W_MAX,
+  DEFAULT_W_MIN,
+  type DynamicRhoOptions,
+  type DynamicRhoState,
+  initialDynamicRho,
+  type Rho,
+  rolloutWeight,
+  updateDynamicRho,
+} from '../seal/weighting.js';
+
+export interface SealStateOptions {
+  readonly interface?: InterfaceConfig;
+  /** end a round automatically after this many evaluated training rollouts; 0: only `POST /round` */
+  readonly roundEvery?: number;
+  /** move rho by EMA toward the profile's pressure at every round */
+  readonly dynamicWeights?: boolean | DynamicRhoOptions;
+  readonly rho?: Rho;
+  readonly wMin?: number;
+  readonly wMax?: number;
+  /** at most this many per-rollout weights are kept for the current round (oldest dropped first) */
+  readonly maxWeights?: number;
+}
+
+export interface RolloutWeight {
+  readonly instance_id: string;
+  readonly task_id: string;
+  readonly category: Category;
+  readonly reward: number;
+  readonly labels: readonly Label[];
+  readonly weight: number;
+  /** the interface round the rollout was played under */
+  readonly round: number;
+}
+
+export interface RoundReport {
+  readonly round: number;
+  readonly rollouts: number;
+  readonly interface: InterfaceState;
+  readonly rho: Rho;
+  /** the window the round's evolution read */
+  readonly profile: ProfileSnapshot;
+}
+
+export class SealState {
+  readonly ctx: TrainingContext = trainingContext('seal serve');
+  private readonly profile = new FailureProfile();
+  private omega: InterfaceState;
+  private rhoState: DynamicRhoState;
+  private readonly weights = new Map<string, RolloutWeight>();
+  private rolloutsThisRound = 0;
+  private rolloutsTotal = 0;
+  private readonly roundEvery: number;
+  private readonly maxWeights: number;
+  private readonly dynamic: DynamicRhoOptions | undefined;
+  private readonly wMin: number;
+  private readonly wMax: number;
+
+  constructor(private readonly options: SealStateOptions = {}) {
+    resolveInterfaceConfig(options.interface); // a bad config fails at startup, not at the first round
+    this.omega = initialInterfaceState(options.interface);
+    this.rhoState = initialDynamicRho(options.rho ?? DEFAULT_RHO);
+    this.roundEvery = options.roundEvery ?? 0;
+    this.maxWeights = options.maxWeights ?? 100_000;
+    this.wMin = options.wMin ?? DEFAULT_W_MIN;
+    this.wMax = options.wMax ?? DEFAULT_W_MAX;
+    const dw = options.dynamicWeights;
+    this.dynamic = dw ? { ...(dw === true ? {} : dw), wMin: this.wMin, wMax: this.wMax } : undefined;
+    rolloutWeight([], { rho: this.rho, wMin: this.wMin, wMax: this.wMax }); // validates the bounds
+  }
+
+  get interface(): InterfaceState {
+    return this.omega;
+  }
+
+  get rho(): Rho {
+    return this.rhoState.rho;
+  }
+
+  /** w_j under the current rho. */
+  weightOf(labels: readonly Label[]): number {
+    return rolloutWeight(labels, { rho: this.rho, wMin: this.wMin, wMax: this.wMax });
+  }
+
+  /** Adds one evaluated training rollout; ends the round when the configured count is reached. */
+  observe(r: RolloutWeight): void {
+    this.profile.observe({ taskId: r.task_id, category: r.category, reward: r.reward, labels: r.labels });
+    this.weights.delete(r.instance_id);
+    this.weights.set(r.instance_id, r);
+    if (this.weights.size > this.maxWeights) this.weights.delete(this.weights.keys().next().value!);
+    this.rolloutsThisRound++;
+    this.rolloutsTotal++;
+    if (this.roundEvery > 0 && this.rolloutsThisRound >= this.roundEvery) this.endRound();
+  }
+
+  /** Omega_{t+1} = Evolve(Omega_t, C_t); dynamic rho steps; the window and the round's weights reset. */
+  endRound(): RoundReport {
+    const snapshot = this.profile.snapshot();
+    const rollouts = this.rolloutsThisRound;
+    this.omega = evolve(this.omega, snapshot, this.options.interface);
+    if (this.dynamic) this.rhoState = updateDynamicRho(this.rhoState, snapshot.window.overall, this.dynamic);
+    this.profile.resetWindow();
+    this.weights.clear();
+    this.rolloutsThisRound = 0;
+    return { round: this.omega.round, rollouts, interface: this.omega, rho: this.rho, profile: snapshot };
+  }
+
+  profileView() {
+    return {
+      round: this.omega.round,
+      rollouts_this_round: this.rolloutsThisRound,
+      rollouts_total: this.rolloutsTotal,
+      round_every: this.roundEvery,
+      profile: this.profile.snapshot(),
+    };
+  }
+
+  weightsView(instanceIds?: readonly string[]) {
+    const rows = instanceIds
+      ? instanceIds.map((id) => this.weights.get(id)).filter((r): r is RolloutWeight => r !== undefined)
+      : [...this.weights.values()];
+    return {
+      round: this.omega.round,
+      dynamic: this.dynamic !== undefined,
+      rho: this.rho,
+      w_min: this.wMin,
+      w_max: this.wMax,
+      rollouts: rows,
+    };
+  }
+}

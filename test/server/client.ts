@@ -1,0 +1,177 @@
+/**
+ * A real `seal serve` in a real process on a loopback port, and a small client speaking its
+ * protocol the way the reference's env client does (POST JSON envelopes, `{success, data}`).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { paramsOfTool } from '../../src/agent/trajectory.js';
+import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
+import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
+import { jsonDumps } from '../../src/envs/bfcl/py/format.js';
+import type { PyDict } from '../../src/envs/bfcl/py/values.js';
+import { ROOT } from '../support/cli.js';
+
+export interface Served {
+  readonly url: string;
+  readonly proc: ChildProcess;
+  /** everything the server printed so far */
+  output(): string;
+  /** SIGTERM, then the exit code */
+  stop(): Promise<number | null>;
+}
+
+export async function startServe(args: readonly string[]): Promise<Served> {
+  const proc = spawn('node', [join(ROOT, 'bin', 'seal.js'), 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => {
+    out += String(d);
+  });
+  proc.stderr!.on('data', (d) => {
+    out += String(d);
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`seal serve did not start:\n${out}`)), 60_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    proc.stdout!.on('data', check);
+    void exited.then((code) => reject(new Error(`seal serve exited with ${code}:\n${out}`)));
+  });
+  return {
+    url,
+    proc,
+    output: () => out,
+    stop: async () => {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+export interface Reply<T = unknown> {
+  readonly status: number;
+  readonly body: T;
+}
+
+export async function post<T = Record<string, unknown>>(
+  url: string,
+  route: string,
+  body: unknown,
+): Promise<Reply<T>> {
+  const r = await fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+export async function get<T = Record<string, unknown>>(url: string, route: string): Promise<Reply<T>> {
+  const r = await fetch(`${url}${route}`);
+  const text = await r.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: r.status, body: body as T };
+}
+
+export interface Message {
+  readonly role: string;
+  readonly content: string;
+}
+
+export interface StepData {
+  readonly state: Message[];
+  readonly reward: number;
+  readonly is_terminated: boolean;
+  readonly info: Record<string, unknown>;
+}
+
+/** `/create`, `/step` and friends for one instance; throws on anything but 200 success. */
+export class Instance {
+  constructor(
+    readonly url: string,
+    readonly id: string,
+  ) {}
+
+  private async call<T>(route: string, extra: Record<string, unknown>): Promise<T> {
+    const r = await post<{ success: boolean; data: T }>(this.url, route, { instance_id: this.id, ...extra });
+    if (r.status !== 200 || !r.body.success)
+      throw new Error(`${route} answered ${r.status}: ${JSON.stringify(r.body)}`);
+    return r.body.data;
+  }
+
+  create(taskId: string, params: Record<string, unknown> = {}): Promise<StepData> {
+    return this.call('/create', { env_type: 'bfcl', task_id: taskId, params });
+  }
+  step(message: Record<string, unknown>): Promise<StepData> {
+    return this.call('/step', { messages: { role: 'assistant', ...message } });
+  }
+  evaluate<T = Record<string, unknown>>(params: Record<string, unknown> = {}): Promise<T> {
+    return this.call('/evaluate', { params });
+  }
+  release(): Promise<unknown> {
+    return this.call('/release', {});
+  }
+}
+
+/**
+ * A ground-truth call string as a name and its arguments' JSON text, written the way Python's
+ * json.dumps writes them (a float stays `19.0`: JSON.stringify would make it the int `19`, which
+ * the tools keep as an int and the checker then tells apart).
+ */
+export function structuredCall(call: string, data: BfclData): { name: string; arguments: string } {
+  const expr = parsePythonExpression(call);
+  if (expr.kind !== 'call') throw new Error(`not a call: ${call}`);
+  const name = calleeName(expr.callee)!;
+  const params = paramsOfTool(data)(name) ?? [];
+  const args: PyDict = new Map();
+  for (const [i, a] of expr.args.entries()) args.set(params[i]!.name, literalValue(a)!);
+  for (const k of expr.kwargs) args.set(k.name, literalValue(k.value)!);
+  return { name, arguments: jsonDumps(args) };
+}
+
+/** Ground-truth calls as a model writes them in one format's assistant message. */
+export function encodeCalls(
+  calls: readonly string[],
+  format: 'hermes' | 'python' | 'native',
+  data: BfclData,
+): { content: string | null; tool_calls?: unknown[] } {
+  if (format === 'python') return { content: `[${calls.join(', ')}]` };
+  const structured = calls.map((c) => structuredCall(c, data));
+  if (format === 'native')
+    return {
+      content: null,
+      tool_calls: structured.map((s, i) => ({ id: `call_${i}`, type: 'function', function: s })),
+    };
+  const block = (s: { name: string; arguments: string }) =>
+    `<tool_call>\n{"name": ${JSON.stringify(s.name)}, "arguments": ${s.arguments}}\n</tool_call>`;
+  return { content: structured.map(block).join('\n') };
+}
+
+/** Plays a task's ground truth: each turn's calls in one step, then a text answer ends the turn. */
+export async function playGroundTruth(
+  inst: Instance,
+  data: BfclData,
+  taskId: string,
+  format: 'hermes' | 'python' | 'native',
+  params: Record<string, unknown> = {},
+): Promise<{ created: StepData; steps: StepData[] }> {
+  const task = data.byId.get(taskId)!;
+  const created = await inst.create(taskId, { format, ...params });
+  const steps: StepData[] = [];
+  for (const gt of task.groundTruth) {
+    if (gt.length > 0) steps.push(await inst.step(encodeCalls(gt, format, data)));
+    steps.push(await inst.step({ content: 'Done.' }));
+  }
+  return { created, steps };
+}

@@ -1,0 +1,184 @@
+/**
+ * What a long-running service needs beyond the protocol: idle instances expire, an exception in
+ * one instance is a 500 for that request only, and the SEAL state (profile, interface, weights)
+ * aggregates evaluated training rollouts and evolves between rounds.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BfclTask } from '../../src/envs/bfcl/data/tasks.js';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
+import { AFFORDANCE_LINE, type InterfaceState } from '../../src/seal/interface.js';
+import type { ProfileScope } from '../../src/seal/profile.js';
+import type { Rho } from '../../src/seal/weighting.js';
+import { buildServer } from '../../src/server/app.js';
+import { buildDist, seal } from '../support/cli.js';
+import { get, Instance, post, type Served, startServe } from './client.js';
+
+const mini = loadMiniSuite();
+/** mini tasks whose every turn needs calls: a text answer fails each turn with missing_tool_call */
+const allCallTasks = mini.tasks.filter(
+  (t) => t.category === 'base' && t.groundTruth.every((g) => g.length > 0),
+);
+let n = 0;
+
+async function playWrong(url: string, task: BfclTask, params: Record<string, unknown> = {}) {
+  const inst = new Instance(url, `wrong-${n++}`);
+  const created = await inst.create(task.id, params);
+  for (let t = 0; t < task.question.length; t++) await inst.step({ content: 'I will not.' });
+  const dense = await inst.evaluate();
+  return { inst, created, dense };
+}
+
+beforeAll(async () => {
+  await buildDist();
+});
+
+describe('seal serve: instance lifetime', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await startServe(['--suite', 'mini', '--ttl', '1']);
+  });
+  afterAll(async () => {
+    expect(await served.stop()).toBe(0);
+  });
+
+  it('drops instances idle for longer than the TTL, keeps busy ones', async () => {
+    const idle = new Instance(served.url, 'idle');
+    const busy = new Instance(served.url, 'busy');
+    await idle.create(allCallTasks[0]!.id);
+    await busy.create(allCallTasks[1]!.id);
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      await post(served.url, '/get_info', { instance_id: 'busy' });
+    }
+    const r = await post(served.url, '/step', { instance_id: 'idle', messages: { content: 'hi' } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toMatch(/Instance idle not found/);
+    expect((await busy.step({ content: 'still here' })).is_terminated).toBe(false);
+    const stats = await get<{ expired: number; instances: number }>(served.url, '/stats');
+    expect(stats.body.expired).toBeGreaterThanOrEqual(1);
+    expect(stats.body.instances).toBe(1);
+  });
+});
+
+describe('seal serve: bad flags', () => {
+  it('refuses them with a message naming the flag, and a port in use, with exit code 2', async () => {
+    const port = await seal(['serve', '--suite', 'mini', '--port', 'abc']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain("--port must be 0..65535, got 'abc'");
+    const ttl = await seal(['serve', '--suite', 'mini', '--ttl', '0']);
+    expect(ttl.code).toBe(2);
+    expect(ttl.stderr).toContain('--ttl must be a positive number of seconds');
+    const first = await startServe(['--suite', 'mini']);
+    try {
+      const taken = await seal(['serve', '--suite', 'mini', '--port', new URL(first.url).port]);
+      expect(taken.code).toBe(2);
+      expect(taken.stderr).toMatch(/port \d+ on 127\.0\.0\.1 is already in use/);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+  });
+});
+
+describe('seal serve: an exception inside one instance', () => {
+  it('is a 500 for that request only; the server and the other instances carry on', async () => {
+    const broken = { ...allCallTasks[0]!, id: 'broken', involvedClasses: ['NoSuchAPI' as never] };
+    const data = { ...mini, byId: new Map([...mini.byId, ['broken', broken]]) };
+    const { app } = buildServer({ data });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const ok = new Instance(url, 'ok');
+      await ok.create(allCallTasks[0]!.id);
+      const r = await post(url, '/create', { task_id: 'broken', instance_id: 'b' });
+      expect(r.status).toBe(500);
+      expect(JSON.stringify(r.body)).toMatch(/internal error/);
+      expect(JSON.stringify(r.body)).not.toMatch(/\.(ts|js):\d+/);
+      expect(logged).toHaveBeenCalled(); // the stack goes to the operator's log
+      expect((await get(url, '/healthz')).status).toBe(200);
+      expect((await ok.step({ content: 'hello' })).is_terminated).toBe(false);
+      expect((await post(url, '/get_info', { instance_id: 'b' })).status).toBe(400);
+    } finally {
+      logged.mockRestore();
+      await app.close();
+    }
+  });
+});
+
+describe('seal serve: the SEAL state', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await startServe(['--suite', 'mini', '--dynamic-weights']);
+  });
+  afterAll(async () => {
+    expect(await served.stop()).toBe(0);
+  });
+
+  it('profiles evaluated training rollouts, serves their weights, and evolves the interface on POST /round', async () => {
+    const url = served.url;
+    const before = await get<{ data: InterfaceState }>(url, '/interface');
+    expect(before.body.data.round).toBe(0);
+    expect(before.body.data.cues.affordance.active).toBe(false);
+
+    const played = [];
+    for (const task of allCallTasks.slice(0, 6)) played.push(await playWrong(url, task));
+    // Validation rollouts do not describe the policy in training: they are not counted.
+    await playWrong(url, allCallTasks[6]!, { rollout_mode: 'validate' });
+
+    const profile = await get<{
+      data: { rollouts_this_round: number; profile: { window: { overall: ProfileScope } } };
+    }>(url, '/profile');
+    expect(profile.body.data.rollouts_this_round).toBe(6);
+    const turns = played.reduce((s, p) => s + (p.dense.labels as string[]).length, 0);
+    expect(profile.body.data.profile.window.overall.labels.missing_tool_call?.count).toBe(turns);
+
+    const weights = await get<{ data: { rollouts: { instance_id: string; weight: number }[]; rho: Rho } }>(
+      url,
+      '/weights',
+    );
+    expect(weights.body.data.rollouts.map((r) => r.instance_id).sort()).toEqual(
+      played.map((p) => p.inst.id).sort(),
+    );
+    expect(weights.body.data.rollouts.every((r) => r.weight === 1.5)).toBe(true);
+    const one = await get<{ data: { rollouts: unknown[] } }>(
+      url,
+      `/weights?instance_id=${played[0]!.inst.id}`,
+    );
+    expect(one.body.data.rollouts).toHaveLength(1);
+    const some = await post<{ data: { rollouts: unknown[] } }>(url, '/weights', {
+      params: { instance_ids: [played[1]!.inst.id, played[2]!.inst.id, 'unknown'] },
+    });
+    expect(some.body.data.rollouts).toHaveLength(2);
+
+    const round = await post<{
+      data: { round: number; rollouts: number; interface: InterfaceState; rho: Rho };
+    }>(url, '/round', {});
+    expect(round.body.data).toMatchObject({ round: 1, rollouts: 6 });
+    expect(round.body.data.interface.cues.affordance.active).toBe(true);
+    expect(round.body.data.interface.guidelines.map((g) => g.label)).toContain('missing_tool_call');
+    expect(round.body.data.rho.missing_tool_call).toBeGreaterThan(weights.body.data.rho.missing_tool_call);
+
+    // New training instances see the evolved interface; validation ones still see nothing of it.
+    const next = await playWrong(url, allCallTasks[7]!);
+    expect(next.created.info.interface_round).toBe(1);
+    expect(next.created.state[0]!.content).toContain(AFFORDANCE_LINE);
+    const val = await playWrong(url, allCallTasks[8]!, { mode: 'validation' });
+    expect(val.created.state[0]!.content).not.toContain(AFFORDANCE_LINE);
+
+    const after = await get<{ data: { rollouts_this_round: number; rollouts_total: number } }>(
+      url,
+      '/profile',
+    );
+    expect(after.body.data).toMatchObject({ rollouts_this_round: 1, rollouts_total: 7 });
+  });
+
+  it('ends rounds by itself after --round-every rollouts', async () => {
+    const auto = await startServe(['--suite', 'mini', '--round-every', '3']);
+    try {
+      for (const task of allCallTasks.slice(0, 7)) await playWrong(auto.url, task);
+      const p = await get<{ data: { round: number; rollouts_this_round: number } }>(auto.url, '/profile');
+      expect(p.body.data).toMatchObject({ round: 2, rollouts_this_round: 1 });
+    } finally {
+      expect(await auto.stop()).toBe(0);
+    }
+  });
+});
