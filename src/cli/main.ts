@@ -9,6 +9,7 @@ import { UserError } from '../util/errors.js';
 import { registerCompare } from './compare.js';
 import { registerData } from './data.js';
 import { registerEval } from './eval.js';
+import { registerExperiment } from './experiment.js';
 import { registerPretrain } from './pretrain.js';
 import { registerReport } from './report.js';
 import { registerServe } from './serve.js';
@@ -30,6 +31,7 @@ registerCompare(program);
 registerPretrain(program);
 registerData(program);
 registerTrain(program);
+registerExperiment(program);
 registerReport(program);
 registerServe(program);
 

@@ -40,6 +40,55 @@ function progressLine(p: RoundProgress): string {
   return `round ${p.round}/${p.rounds} ${p.phase} ${p.done}/${p.total}`;
 }
 
+/** every config key as a flag, with its help and default from the schema */
+export function addConfigOptions(cmd: Command, skip: readonly TrainKey[] = []): void {
+  for (const key of TRAIN_KEYS) {
+    if (skip.includes(key)) continue;
+    const kind = keyKind(key);
+    const def = TRAIN_DEFAULTS[key];
+    const opt = new Option(
+      `${flagOf(key)} <${typeof kind === 'object' ? 'choice' : kind === 'boolean' ? 'true|false' : 'value'}>`,
+      `${describe(key)}${def !== undefined ? ` (default ${def})` : ''}`,
+    );
+    if (typeof kind === 'object') opt.choices(kind.choices);
+    cmd.addOption(opt);
+  }
+}
+
+/** the config keys given as flags, as values */
+export function configFlags(opts: Record<string, unknown>): Partial<Record<TrainKey, unknown>> {
+  const flags: Partial<Record<TrainKey, unknown>> = {};
+  for (const k of TRAIN_KEYS) if (opts[k] !== undefined) flags[k] = flagValue(k, String(opts[k]));
+  return flags;
+}
+
+/** the live progress display of a run: one line per round, a status line on a terminal */
+export function trainHooks(quiet: boolean, rounds: () => number) {
+  const tty = process.stderr.isTTY;
+  let lastProgress = 0;
+  let startedAt = 0;
+  let roundsDone = 0;
+  const log = (s: string) => console.error(s);
+  return {
+    log,
+    progress: (p: RoundProgress) => {
+      // the ETA counts from the first round, not from the start evaluation
+      if (startedAt === 0) startedAt = Date.now();
+      if (quiet) return;
+      if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
+      else if (Date.now() - lastProgress > 30_000) {
+        lastProgress = Date.now();
+        log(progressLine(p));
+      }
+    },
+    onRound: (r: RoundRecord) => {
+      roundsDone++;
+      if (tty) process.stderr.write('\r\x1b[2K');
+      if (!quiet) log(roundLine(r, rounds(), startedAt, roundsDone));
+    },
+  };
+}
+
 export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
@@ -51,41 +100,11 @@ export function registerTrain(program: Command): void {
     .option('--resume <dir>', 'continue a run folder from its last completed round')
     .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
     .option('--quiet', 'no progress lines');
-  for (const key of TRAIN_KEYS) {
-    const kind = keyKind(key);
-    const def = TRAIN_DEFAULTS[key];
-    const opt = new Option(
-      `${flagOf(key)} <${typeof kind === 'object' ? 'choice' : kind === 'boolean' ? 'true|false' : 'value'}>`,
-      `${describe(key)}${def !== undefined ? ` (default ${def})` : ''}`,
-    );
-    if (typeof kind === 'object') opt.choices(kind.choices);
-    cmd.addOption(opt);
-  }
+  addConfigOptions(cmd);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
-    const tty = process.stderr.isTTY;
-    let lastProgress = 0;
-    let startedAt = 0;
-    let roundsDone = 0;
     let total = 0;
-    const log = (s: string) => console.error(s);
-    const hooks = {
-      log,
-      progress: (p: RoundProgress) => {
-        // the ETA counts from the first round, not from the start evaluation
-        if (startedAt === 0) startedAt = Date.now();
-        if (opts.quiet) return;
-        if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
-        else if (Date.now() - lastProgress > 30_000) {
-          lastProgress = Date.now();
-          log(progressLine(p));
-        }
-      },
-      onRound: (r: RoundRecord) => {
-        roundsDone++;
-        if (tty) process.stderr.write('\r\x1b[2K');
-        if (!opts.quiet) log(roundLine(r, total, startedAt, roundsDone));
-      },
-    };
+    const hooks = trainHooks(!!opts.quiet, () => total);
+    const log = hooks.log;
     if (opts.resume) {
       const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined);
       if (given.length || opts.config || opts.out)
@@ -103,9 +122,7 @@ export function registerTrain(program: Command): void {
       log(`run folder: ${outcome.dir}`);
       return;
     }
-    const flags: Partial<Record<TrainKey, unknown>> = {};
-    for (const k of TRAIN_KEYS) if (opts[k] !== undefined) flags[k] = flagValue(k, String(opts[k]));
-    const { config, overrides } = resolveConfig(opts.config as string | undefined, flags);
+    const { config, overrides } = resolveConfig(opts.config as string | undefined, configFlags(opts));
     total = config.rounds;
     const out = (opts.out as string | undefined) ?? defaultOutDir(config.method, config.seed);
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);

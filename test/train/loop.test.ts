@@ -50,7 +50,8 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
     rounds: 3,
     tasksPerRound: 2,
     groupSize: 3,
-    maxTokens: 24,
+    maxTokens: 64,
+    maxSteps: 3,
     validationTasks: 4,
     validateEvery: 2,
     gradientWorkers: 1,
@@ -100,7 +101,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
   return { rounds, rollouts, training, validation, run };
 }
 
-describe('seal train loop (tiny config, shipped base)', () => {
+describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, () => {
   it('seal: the interface evolves, w_j varies, validation never sees the interface, the record is whole', async () => {
     const p = await play('seal');
     expect(p.rounds.map((r) => r.round)).toEqual([1, 2, 3]);
@@ -138,20 +139,19 @@ describe('seal train loop (tiny config, shipped base)', () => {
   });
 
   it('no-reweight: w = 1 everywhere; the interface evolves as in seal', async () => {
-    const p = await play('no-reweight');
+    const p = await play('no-reweight', { rounds: 2, validateEvery: 0 });
     for (const r of p.rollouts) {
       expect(r.weight).toBe(1);
       expect(r.weightedAdvantage).toBe(r.advantage);
     }
     expect(p.training.some(hasInterface)).toBe(true);
-    expect(p.rounds[2]!.interface).toEqual(p.rounds[1]!.nextInterface);
+    expect(p.rounds[1]!.interface).toEqual(p.rounds[0]!.nextInterface);
   });
 
   it('no-closed-loop: the interface evolves once, after round 1, then stays', async () => {
-    const p = await play('no-closed-loop');
+    const p = await play('no-closed-loop', { rounds: 2, validateEvery: 0 });
     expect(p.rounds[1]!.interface).toEqual(p.rounds[0]!.nextInterface);
-    expect(p.rounds[2]!.interface).toEqual(p.rounds[1]!.interface);
-    expect(p.rounds[2]!.nextInterface).toEqual(p.rounds[1]!.interface);
+    expect(p.rounds[1]!.nextInterface).toEqual(p.rounds[1]!.interface);
   });
 
   it('vanilla and no-env: no interface text reaches the policy; vanilla also keeps w = 1', async () => {

@@ -58,7 +58,7 @@ function snapshot(dir: string) {
   };
 }
 
-describe('seal train: kill -9 and resume', () => {
+describe('seal train: kill -9 and resume', { timeout: 600_000 }, () => {
   beforeAll(buildDist);
 
   it('continues from the last completed round and ends where an uninterrupted run ends', async () => {

@@ -1,0 +1,80 @@
+/**
+ * The five-method experiment: the same config, seeds, data, budget and decoding for every method
+ * (record.ts, METHODS), one run folder per method and seed under one experiment folder, each
+ * resumable on its own. The comparison reads every finished run's strict evaluations.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
+import type { Summary } from '../eval/summary.js';
+import { markdownTable } from '../eval/table.js';
+import type { Method } from './record.js';
+import { RUN_FILES } from './record.js';
+
+export const runDirName = (method: Method, seed: number): string => `${method}-s${seed}`;
+
+/** mean and sample standard deviation (0 for one value) */
+export function meanStd(xs: readonly number[]): { mean: number; std: number } {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const std = xs.length > 1 ? Math.sqrt(xs.reduce((s, x) => s + (x - mean) ** 2, 0) / (xs.length - 1)) : 0;
+  return { mean, std };
+}
+
+function readSummary(path: string): Summary | undefined {
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Summary) : undefined;
+}
+
+export interface MethodResult {
+  readonly method: Method;
+  readonly seeds: number[];
+  readonly start: Summary[];
+  readonly final: Summary[];
+}
+
+export function collectResults(
+  dir: string,
+  methods: readonly Method[],
+  seeds: readonly number[],
+): MethodResult[] {
+  return methods.map((method) => {
+    const done = seeds
+      .map((seed) => ({ seed, run: join(dir, runDirName(method, seed)) }))
+      .map(({ seed, run }) => ({
+        seed,
+        start: readSummary(join(run, RUN_FILES.evalStart, 'summary.json')),
+        final: readSummary(join(run, RUN_FILES.evalFinal, 'summary.json')),
+      }))
+      .filter((r) => r.final !== undefined);
+    return {
+      method,
+      seeds: done.map((r) => r.seed),
+      start: done.flatMap((r) => (r.start ? [r.start] : [])),
+      final: done.map((r) => r.final!),
+    };
+  });
+}
+
+/**
+ * The paper's Table 1 / Table 3 layout: one row per method, strict test accuracy per category and
+ * the average, as mean +- std over seeds; the start policy first.
+ */
+export function experimentTable(results: readonly MethodResult[]): string {
+  const cell = (xs: number[]) => {
+    if (xs.length === 0) return '-';
+    const { mean, std } = meanStd(xs);
+    return xs.length > 1 ? `${mean.toFixed(2)} ± ${std.toFixed(2)}` : mean.toFixed(2);
+  };
+  const row = (name: string, ss: Summary[], seeds: number) => [
+    name,
+    String(seeds),
+    cell(ss.map((s) => s.average)),
+    ...CATEGORIES.map((c: Category) => cell(ss.map((s) => s.categories[c].accuracy))),
+  ];
+  const starts = results.flatMap((r) => r.start);
+  const head = ['method', 'seeds', 'Average', ...CATEGORIES.map((c) => CATEGORY_TITLES[c])];
+  const rows = [
+    ...(starts.length ? [row('start (base)', starts.slice(0, 1), 1)] : []),
+    ...results.map((r) => row(r.method, r.final, r.final.length)),
+  ];
+  return markdownTable(head, rows);
+}
