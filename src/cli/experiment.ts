@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadSuite } from '../envs/suites.js';
+import { writeReport } from '../report/report.js';
 import { resolveConfig } from '../train/config.js';
 import { collectResults, experimentTable, runDirName } from '../train/experiment.js';
 import { METHODS, type Method, RUN_FILES } from '../train/record.js';
@@ -79,6 +80,8 @@ export function registerExperiment(program: Command): void {
       }
     }
     console.log(experimentTable(collectResults(out, methods, seeds)));
+    const runs = seeds.flatMap((seed) => methods.map((m) => join(out, runDirName(m, seed))));
+    console.log(`report: ${writeReport(runs, join(out, RUN_FILES.report)).path}`);
     console.log(
       `\n${methods.length} method(s) x ${seeds.length} seed(s) in ${out}; this invocation took ${((Date.now() - started) / 60000).toFixed(1)} min`,
     );

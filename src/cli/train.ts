@@ -1,6 +1,7 @@
 /** `seal train`: the SEAL loop (src/train). Every config key is also a flag, derived from the schema. */
 import { type Command, Option } from 'commander';
 import { loadSuite } from '../envs/suites.js';
+import { writeReport } from '../report/report.js';
 import {
   describe,
   flagOf,
@@ -119,7 +120,7 @@ export function registerTrain(program: Command): void {
         },
         hooks,
       );
-      log(`run folder: ${outcome.dir}`);
+      log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);
       return;
     }
     const { config, overrides } = resolveConfig(opts.config as string | undefined, configFlags(opts));
@@ -128,7 +129,7 @@ export function registerTrain(program: Command): void {
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);
     const command = ['seal', ...process.argv.slice(2)].join(' ');
     const outcome = await startTraining(config as TrainConfig, overrides, out, command, data, hooks);
-    log(`run folder: ${outcome.dir}`);
+    log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);
     if (outcome.start && outcome.final)
       log(
         `strict test average: start ${outcome.start.summary.average.toFixed(2)} -> final ${outcome.final.summary.average.toFixed(2)}`,
