@@ -126,7 +126,10 @@ export class ServeSession {
     const seal = shared.seal;
     this.seal = seal;
     this.rec = new EpisodeRecorder(task, data, { recorder: shared.recorder });
-    this.format = formatAdapter(options.format);
+    // python lists: training instances read them leniently (positional arguments bound, a list
+    // inside prose found), as the project's training rollouts do; validation instances by BFCL's
+    // official prompting rule, as strict evaluation does
+    this.format = formatAdapter(options.format, options.validation ? 'official' : 'lenient');
     this.ti = options.validation
       ? undefined
       : { ctx: seal.ctx, state: instanceInterface(seal.interface, options) };

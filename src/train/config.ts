@@ -33,7 +33,7 @@ export const TRAIN_SCHEMA = z
     rounds: int(1, 100_000).default(12).describe('training rounds'),
     tasksPerRound: int(1, 4096).default(8).describe('training tasks per round (B)'),
     groupSize: int(2, 64).default(8).describe('rollouts per task (G)'),
-    temperature: num(0.05, 2).default(1).describe('sampling temperature of training rollouts'),
+    temperature: num(0.05, 2).default(0.7).describe('sampling temperature of training rollouts'),
     maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
     maxSteps: int(1, 20)
       .default(20)
