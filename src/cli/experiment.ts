@@ -14,6 +14,7 @@ import { METHODS, type Method, RUN_FILES } from '../train/record.js';
 import { RunFolder } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
+import { parseNumberFlag } from './flags.js';
 import { addConfigOptions, configFlags, trainHooks } from './train.js';
 
 function parseList<T extends string>(flag: string, text: string, allowed?: readonly T[]): T[] {
@@ -45,12 +46,9 @@ export function registerExperiment(program: Command): void {
   addConfigOptions(cmd, ['method', 'seed']);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     const methods = parseList<Method>('--methods', (opts.methods as string) ?? METHODS.join(','), METHODS);
-    const seeds = parseList('--seeds', (opts.seeds as string) ?? '1,2,3').map((s) => {
-      const n = Number(s);
-      if (!Number.isInteger(n) || n < 0)
-        throw new UsageError(`--seeds: "${s}" is not a non-negative integer`);
-      return n;
-    });
+    const seeds = parseList('--seeds', (opts.seeds as string) ?? '1,2,3').map((s) =>
+      parseNumberFlag('--seeds', s, { int: true, min: 0 }),
+    );
     const out = (opts.out as string) ?? 'runs/experiment';
     const { config, overrides } = resolveConfig(opts.config as string | undefined, configFlags(opts));
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);

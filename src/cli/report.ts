@@ -2,20 +2,12 @@
 import type { Command } from 'commander';
 import { DEFAULT_REPORT_OPTIONS } from '../report/data.js';
 import { defaultReportPath, writeReport } from '../report/report.js';
-import { UsageError } from '../util/errors.js';
+import { parseNumberFlag } from './flags.js';
 
 interface ReportFlags {
   readonly out?: string;
   readonly rollouts: string;
   readonly maxChars: string;
-}
-
-function positiveInt(flag: string, value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n) || n < 1) {
-    throw new UsageError(`${flag} must be an integer >= 1, got "${value}".`);
-  }
-  return n;
 }
 
 export function registerReport(program: Command): void {
@@ -42,8 +34,8 @@ export function registerReport(program: Command): void {
     .action((dirs: string[], flags: ReportFlags) => {
       const options = {
         ...DEFAULT_REPORT_OPTIONS,
-        rolloutsPerRound: positiveInt('--rollouts', flags.rollouts),
-        maxTextChars: positiveInt('--max-chars', flags.maxChars),
+        rolloutsPerRound: parseNumberFlag('--rollouts', flags.rollouts, { int: true, min: 1 }),
+        maxTextChars: parseNumberFlag('--max-chars', flags.maxChars, { int: true, min: 1 }),
       };
       const r = writeReport(dirs, flags.out ?? defaultReportPath(dirs), options);
       const rounds = r.runs.map((run) => `${run.name}: ${run.rounds.length} round(s)`).join(', ');

@@ -98,6 +98,11 @@ export interface LoopContext {
   readonly hooks: LoopHooks;
 }
 
+/** what a method without the interface shows: every component off (the record keeps one shape) */
+const NO_INTERFACE = initialInterfaceState({
+  components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' },
+});
+
 /** The compact tool-call format the embedded policy reads and writes. */
 const FORMAT = 'compact' as const;
 
@@ -326,16 +331,8 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
       rollouts,
       labels: labelCounts,
       profile: snapshot,
-      interface: sw.interface
-        ? iface
-        : initialInterfaceState({
-            components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' },
-          }),
-      nextInterface: sw.interface
-        ? next
-        : initialInterfaceState({
-            components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' },
-          }),
+      interface: sw.interface ? iface : NO_INTERFACE,
+      nextInterface: sw.interface ? next : NO_INTERFACE,
       weights: distribution(
         credit.map((x) => x.weight),
         c.wMin,

@@ -51,6 +51,7 @@ export class EmbeddedLearner implements Learner {
   private readonly pool: LazyGradientPool;
   private pending = 0;
   private sampler: SamplingPolicy | undefined;
+  private samplerVersion = -1;
 
   private constructor(
     readonly model: Gpt,
@@ -115,7 +116,10 @@ export class EmbeddedLearner implements Learner {
   }
 
   async samplingPolicy(): Promise<SamplingPolicy> {
+    // the weights have not moved since the last sampler (validation, then the next round): keep it
+    if (this.sampler && this.samplerVersion === this.version) return this.sampler;
     await this.sampler?.close();
+    this.samplerVersion = this.version;
     const name = `${this.opts.name}@${this.version}`;
     if (this.opts.samplerWorkers <= 1) {
       const inner = new DerivedSeedPolicy(new EmbeddedPolicy(this.model, this.tokenizer, { name }));
