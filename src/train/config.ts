@@ -33,12 +33,26 @@ export const TRAIN_SCHEMA = z
     rounds: int(1, 100_000).default(12).describe('training rounds'),
     tasksPerRound: int(1, 4096).default(8).describe('training tasks per round (B)'),
     groupSize: int(2, 64).default(8).describe('rollouts per task (G)'),
+    revisit: num(0, 1)
+      .default(0)
+      .describe(
+        "share of a round's tasks drawn again from earlier tasks whose last group had some but not all rollouts succeed (beyond the paper; 0: every task fresh)",
+      ),
     temperature: num(0.05, 2).default(0.7).describe('sampling temperature of training rollouts'),
     maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
     maxSteps: int(1, 20)
       .default(20)
       .describe('steps per user turn in training rollouts (BFCL: 20; a retry after a parse error counts)'),
     lr: num(0, 1).default(1e-4).describe('Adam learning rate'),
+    lossAgg: z
+      .enum(['token-mean', 'rollout-mean'])
+      .default('token-mean')
+      .describe(
+        'token-mean: every trained token of the batch weighs the same (DAPO); rollout-mean: every rollout weighs the same (the GRPO paper)',
+      ),
+    passes: int(1, 16)
+      .default(1)
+      .describe("learner passes over a round's batch (each a forward-backward and an optimiser step)"),
     clipEps: num(0, 1).default(0.2).describe('PPO ratio clip'),
     klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),
     maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),

@@ -38,8 +38,8 @@ import type {
 import { RUN_FILES, roundName } from './record.js';
 import type { RunFolder, TrainState } from './run-folder.js';
 import { RolloutSampler } from './sampler.js';
-import { dataTokens, packSteps, type SampledStep } from './sequences.js';
-import { roundTasks, validationTasks } from './tasks.js';
+import { aggregateRollouts, dataTokens, packSteps, type SampledStep } from './sequences.js';
+import { roundTasks, validationTasks, withRevisits } from './tasks.js';
 
 /** What each method switches (record.ts): whether rollouts see an interface, it evolves, w_j applies. */
 export function methodSwitches(method: Method): {
@@ -72,6 +72,7 @@ export const initialTrainState = (c: TrainConfig): TrainState => ({
   checkpoint: null,
   interface: initialInterfaceState(interfaceConfig(c)),
   profile: new FailureProfile().toJSON(),
+  taskRates: {},
   lastRound: null,
 });
 
@@ -176,7 +177,16 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
   for (let round = state.round + 1; round <= c.rounds; round++) {
     const t0 = performance.now();
     const iface = state.interface;
-    const tasks = roundTasks(trainTasks, c.seed, round, c.tasksPerRound);
+    const rates = state.taskRates ?? {};
+    const tasks = withRevisits(
+      roundTasks(trainTasks, c.seed, round, c.tasksPerRound),
+      data.byId,
+      rates,
+      c.revisit,
+      c.seed,
+      round,
+    );
+    const revisited = tasks.filter((t) => rates[t.id] !== undefined).map((t) => t.id);
     const sampler = await learner.samplingPolicy();
     const version = learner.version;
 
@@ -235,7 +245,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
         budget: c.budget,
       },
     );
-    const datums = played.flatMap((p, i) => {
+    const perRollout = played.map((p, i) => {
       const wa = credit[i]!.weightedAdvantage;
       if (wa === 0) return []; // no group-relative signal: only the KL term, not worth a pass
       const perTurn = turnAdvantages(p.labels, wa, c.credit);
@@ -249,16 +259,23 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
         turns.map((t) => perTurn[t] ?? 0),
       ).filter((d) => d.advantages.some((a, t) => a !== 0 && d.weights[t]! > 0));
     });
+    const datums = aggregateRollouts(perRollout, c.lossAgg);
 
     // 4. one learner update
     hooks.progress?.({ round, rounds: c.rounds, phase: 'learning', done: 0, total: 1 });
     const tLearn = performance.now();
     const loss = { clipEps: c.clipEps, klCoef: c.klCoef, temperature: c.temperature };
-    const fb =
-      datums.length > 0
-        ? await learner.forwardBackward(datums, loss)
-        : { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
-    const step = datums.length > 0 ? await learner.optimStep({ lr: c.lr, maxGradNorm: c.maxGradNorm }) : null;
+    // the first pass's loss statistics are the batch's as sampled; later passes see moved weights
+    let fb = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+    let step: { gradNorm: number } | null = null;
+    let steps = 0;
+    for (let pass = 0; pass < c.passes && datums.length > 0; pass++) {
+      const stats = await learner.forwardBackward(datums, loss);
+      if (pass === 0) fb = stats;
+      const s = await learner.optimStep({ lr: c.lr, maxGradNorm: c.maxGradNorm });
+      if (pass === 0) step = s;
+      steps++;
+    }
     const learnMs = performance.now() - tLearn;
 
     // 5. the next interface
@@ -328,6 +345,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
       round,
       policyVersion: version,
       tasks: tasks.map((t) => t.id),
+      revisited,
       rollouts,
       labels: labelCounts,
       profile: snapshot,
@@ -351,7 +369,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
         tokens: tokens.trained,
         sequences: datums.length,
         lr: c.lr,
-        steps: step ? 1 : 0,
+        steps,
       },
       timings: {
         samplingMs: Math.max(0, rolloutWallMs - (envMs - diagMs)),
@@ -363,7 +381,12 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
       ...(validation ? { validation } : {}),
       finished: new Date().toISOString(),
     };
-    state = { round, checkpoint, interface: next, profile: profile.toJSON(), lastRound: record };
+    const taskRates = { ...rates };
+    tasks.forEach((t, g) => {
+      const rs = rewardsByGroup[g]!;
+      taskRates[t.id] = rs.filter((r) => r === 1).length / rs.length;
+    });
+    state = { round, checkpoint, interface: next, profile: profile.toJSON(), taskRates, lastRound: record };
     run.commit(state);
     run.pruneCheckpoints(checkpoint);
     hooks.onRound?.(record);

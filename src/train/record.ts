@@ -144,6 +144,8 @@ export interface RoundRecord {
   /** the policy version the rollouts were sampled from (0 = the base) */
   readonly policyVersion: number;
   readonly tasks: readonly string[];
+  /** the ones among `tasks` trained on before (drawn again by `revisit`) */
+  readonly revisited?: readonly string[];
   readonly rollouts: RolloutStats;
   /** label counts over every user turn of the round's rollouts */
   readonly labels: Readonly<Partial<Record<Label, number>>>;

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import type { InterfaceState } from '../seal/interface/state.js';
 import type { FailureProfileJSON } from '../seal/profile.js';
+import type { TaskRates } from './tasks.js';
 import { UserError } from '../util/errors.js';
 import { appendJsonLine, readJsonLines, writeJsonAtomic, writeJsonLines } from '../util/files.js';
 import {
@@ -30,6 +31,8 @@ export interface TrainState {
   /** the interface the next round shows */
   readonly interface: InterfaceState;
   readonly profile: FailureProfileJSON;
+  /** the latest group success rate of every task trained on (absent in runs older than `revisit`) */
+  readonly taskRates?: TaskRates;
   /** the record of `round`, to restore a rounds.jsonl line a kill prevented */
   readonly lastRound: RoundRecord | null;
 }

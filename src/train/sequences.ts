@@ -69,3 +69,33 @@ export function dataTokens(data: readonly TrainingDatum[]): { trained: number; r
   }
   return { trained, read };
 }
+
+export type LossAggregation = 'token-mean' | 'rollout-mean';
+
+/**
+ * How much each rollout's tokens weigh in the policy-gradient term. The learner's loss is a mean
+ * over every trained token of the batch (`token-mean`), so a rollout weighs as much as it is long:
+ * with a sparse reward the long failures (retries after parse errors) outweigh the short success
+ * that gave the group its signal, and since Adam's step follows the gradient's direction rather
+ * than its size, the update mostly pushes garbage down. `rollout-mean` (the original GRPO
+ * objective's per-sequence mean; verl's seq-mean-token-mean) scales each rollout's advantages by
+ * N / (R * n_i), N the batch's trained tokens, R its rollouts and n_i rollout i's, so that every
+ * rollout weighs the same while the mean |scale| per token stays 1. Scaling an advantage by a
+ * positive factor scales its surrogate term and leaves the clipping decision alone, so this is
+ * exactly a per-rollout loss weight (the KL term keeps its token mean). Pure; `rollouts[i]` is
+ * rollout i's packed data.
+ */
+export function aggregateRollouts(
+  rollouts: readonly (readonly TrainingDatum[])[],
+  mode: LossAggregation,
+): TrainingDatum[] {
+  if (mode === 'token-mean') return rollouts.flat();
+  const counts = rollouts.map((ds) => dataTokens(ds).trained);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const used = counts.filter((n) => n > 0).length;
+  return rollouts.flatMap((ds, i) => {
+    if (counts[i] === 0) return [...ds];
+    const scale = total / (used * counts[i]!);
+    return ds.map((d) => ({ ...d, advantages: d.advantages.map((a) => a * scale) }));
+  });
+}

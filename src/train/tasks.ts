@@ -32,6 +32,38 @@ export function roundTasks(
   return out;
 }
 
+/**
+ * The latest observed success rate of each task trained on so far: its id -> the mean reward of
+ * the last group sampled on it. Only a task strictly between 0 and 1 gives GRPO a signal.
+ */
+export type TaskRates = Readonly<Record<string, number>>;
+
+/**
+ * A round's tasks when a share of them is drawn again from earlier tasks whose last group had
+ * some but not all rollouts succeed (beyond the paper, named `revisit`): with a sparse reward most
+ * fresh groups are all failures and carry no group-relative signal, while a task the policy
+ * sometimes solves is where an update can move it. The revisited tasks replace the last fresh
+ * ones; with too few such tasks the fresh ones stay. A pure function of its inputs, so a resumed
+ * run (whose state holds the rates) draws what an uninterrupted one would.
+ */
+export function withRevisits(
+  fresh: readonly BfclTask[],
+  byId: ReadonlyMap<string, BfclTask>,
+  rates: TaskRates,
+  share: number,
+  seed: number,
+  round: number,
+): BfclTask[] {
+  const want = Math.round(share * fresh.length);
+  if (want === 0) return [...fresh];
+  const freshIds = new Set(fresh.map((t) => t.id));
+  const pool = Object.keys(rates)
+    .filter((id) => rates[id]! > 0 && rates[id]! < 1 && !freshIds.has(id) && byId.has(id))
+    .sort();
+  const picked = new Rng(mixSeed(seed, 0x4e715, round)).sample(pool, Math.min(want, pool.length));
+  return [...fresh.slice(0, fresh.length - picked.length), ...picked.map((id) => byId.get(id)!)];
+}
+
 /** `n` test tasks, the same number per category (as near as `n` allows), fixed by the seed */
 export function validationTasks(data: BfclData, seed: number, n: number): BfclTask[] {
   const test = data.split.test.map((id) => data.byId.get(id)!).filter(Boolean);

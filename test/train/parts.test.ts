@@ -10,8 +10,8 @@ import { resolveConfig, TRAIN_DEFAULTS } from '../../src/train/config.js';
 import { roundCredit, turnAdvantages } from '../../src/train/credit.js';
 import { methodSwitches } from '../../src/train/loop.js';
 import type { METHODS } from '../../src/train/record.js';
-import { packSteps } from '../../src/train/sequences.js';
-import { roundTasks, validationTasks } from '../../src/train/tasks.js';
+import { aggregateRollouts, packSteps } from '../../src/train/sequences.js';
+import { roundTasks, validationTasks, withRevisits } from '../../src/train/tasks.js';
 
 describe('packSteps', () => {
   it('packs steps whose prompt extends the last sequence, and starts anew where it does not', () => {
@@ -123,6 +123,34 @@ describe('methods', () => {
   });
 });
 
+describe('aggregateRollouts', () => {
+  const datum = (advantages: number[]) => ({
+    tokens: advantages.map((_, i) => i + 1),
+    weights: advantages.map((_, i) => (i === 0 ? 0 : 1)),
+    samplingLogprobs: advantages.map(() => -1),
+    advantages,
+  });
+  // rollout A: one sequence, 2 trained tokens at +2; rollout B: two sequences, 4 + 2 trained at -1
+  const a = [datum([0, 2, 2])];
+  const b = [datum([0, -1, -1, -1, -1]), datum([0, -1, -1])];
+  it('token-mean leaves the advantages as they are', () => {
+    expect(aggregateRollouts([a, b], 'token-mean')).toEqual([...a, ...b]);
+  });
+  it('rollout-mean weighs each rollout the same, keeping the mean scale per token at 1', () => {
+    // N = 8 trained tokens, R = 2 rollouts: A scales by 8 / (2 * 2) = 2, B by 8 / (2 * 6) = 2/3
+    const out = aggregateRollouts([a, b], 'rollout-mean');
+    expect(out[0]!.advantages).toEqual([0, 4, 4]);
+    for (const d of out.slice(1)) for (const x of d.advantages.slice(1)) expect(x).toBeCloseTo(-2 / 3, 12);
+    // each rollout's summed advantage is (N / R) * A: 4 * 2 and 4 * -1
+    const sum = (ds: typeof out) => ds.reduce((s, d) => s + d.advantages.reduce((x, y) => x + y, 0), 0);
+    expect(sum(out.slice(0, 1))).toBeCloseTo(8, 12);
+    expect(sum(out.slice(1))).toBeCloseTo(-4, 12);
+    // tokens, weights and logprobs are untouched; an empty rollout is skipped
+    expect(out[1]!.tokens).toEqual(b[0]!.tokens);
+    expect(aggregateRollouts([[], a], 'rollout-mean')).toEqual(a);
+  });
+});
+
 describe('tasks', () => {
   const data = loadMiniSuite();
   const train = data.split.train.map((id) => data.byId.get(id)!);
@@ -131,6 +159,29 @@ describe('tasks', () => {
     expect(new Set(epoch.map((t) => t.id)).size).toBe(400);
     expect(roundTasks(train, 3, 7, 8)).toEqual(roundTasks(train, 3, 7, 8));
     expect(roundTasks(train, 4, 1, 8)).not.toEqual(roundTasks(train, 3, 1, 8));
+  });
+  it('revisit replaces the last fresh tasks by earlier tasks with 0 < success < 1, and only those', () => {
+    const fresh = roundTasks(train, 3, 5, 8);
+    const earlier = roundTasks(train, 3, 1, 8).map((t) => t.id);
+    // three of the earlier tasks had a signal; one always failed, one always succeeded
+    const rates = {
+      [earlier[0]!]: 0.125,
+      [earlier[1]!]: 0,
+      [earlier[2]!]: 1,
+      [earlier[3]!]: 0.5,
+      [earlier[4]!]: 0.875,
+    };
+    const got = withRevisits(fresh, data.byId, rates, 0.5, 3, 5);
+    expect(got).toHaveLength(8);
+    // 4 wanted, 3 eligible: the first 5 fresh stay, then the 3 revisits in a seeded order
+    expect(got.slice(0, 5)).toEqual(fresh.slice(0, 5));
+    expect(new Set(got.slice(5).map((t) => t.id))).toEqual(new Set([earlier[0], earlier[3], earlier[4]]));
+    expect(withRevisits(fresh, data.byId, rates, 0.5, 3, 5)).toEqual(got);
+    expect(withRevisits(fresh, data.byId, rates, 0, 3, 5)).toEqual(fresh);
+    expect(withRevisits(fresh, data.byId, {}, 1, 3, 5)).toEqual(fresh);
+    // a task already among the fresh ones is not drawn twice
+    const dup = withRevisits(fresh, data.byId, { [fresh[0]!.id]: 0.5 }, 1, 3, 5);
+    expect(new Set(dup.map((t) => t.id)).size).toBe(8);
   });
   it('the validation subset is fixed by the seed, from the test split, balanced by category', () => {
     const v = validationTasks(data, 1, 40);
