@@ -8,7 +8,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import type { InterfaceState } from '../seal/interface/state.js';
 import type { FailureProfileJSON } from '../seal/profile.js';
-import type { TaskRates } from './tasks.js';
 import { UserError } from '../util/errors.js';
 import { appendJsonLine, readJsonLines, writeJsonAtomic, writeJsonLines } from '../util/files.js';
 import {
@@ -19,6 +18,7 @@ import {
   type RunManifest,
   roundName,
 } from './record.js';
+import type { TaskRates } from './tasks.js';
 
 export class RunFolderError extends UserError {}
 
