@@ -513,6 +513,22 @@ function rolloutView(r: RolloutRecord, max: number): RolloutView {
   };
 }
 
+const minutes = (ms: number): string => `${(ms / 60_000).toFixed(1)} min`;
+
+function finishedText(run: LoadedRun): string {
+  const f = run.finished;
+  if (!f) return 'not yet (running, stopped, or killed: seal train --resume continues it)';
+  const evals = [
+    f.evalStartMs === null
+      ? 'start evaluation reused from the cache'
+      : f.evalStartMs !== undefined
+        ? `start evaluation ${minutes(f.evalStartMs)}`
+        : '',
+    f.evalFinalMs !== undefined ? `final evaluation ${minutes(f.evalFinalMs)}` : '',
+  ].filter(Boolean);
+  return `${f.finished}${evals.length ? ` (${evals.join(', ')})` : ''}`;
+}
+
 function facts(run: LoadedRun): [string, string][] {
   const m = run.manifest;
   const done = run.rounds.length;
@@ -533,6 +549,7 @@ function facts(run: LoadedRun): [string, string][] {
     ['code', `${m.code?.version}${m.code?.git ? ` (git ${m.code.git})` : ''}`],
     ['started', m.started],
     ['last round finished', run.rounds.at(-1)?.finished ?? '-'],
+    ['run finished', finishedText(run)],
     ['command', m.command],
     ['folder', run.dir],
   ];

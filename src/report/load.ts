@@ -11,6 +11,7 @@ import {
   RUN_FILES,
   RUN_FORMAT,
   RUN_VERSION,
+  type RunFinished,
   type RunManifest,
   roundName,
 } from '../train/record.js';
@@ -48,6 +49,8 @@ export interface LoadedRun {
   readonly unfinishedRound?: number;
   readonly evalStart?: Summary;
   readonly evalFinal?: Summary;
+  /** present once the run has done its last round and final evaluation */
+  readonly finished?: RunFinished;
   /** strict validation, by round (from the round records, else the validation folders) */
   readonly validation: readonly EvalPoint[];
   readonly rollouts: readonly RoundRollouts[];
@@ -124,6 +127,17 @@ function readManifest(dir: string): RunManifest {
   return m as unknown as RunManifest;
 }
 
+/** finished.json, or undefined when absent or unreadable (the run is then shown as not finished) */
+function readFinished(path: string): RunFinished | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const f = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    return isObject(f) && typeof f.finished === 'string' ? (f as unknown as RunFinished) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function loadRun(dir: string): LoadedRun {
   const manifest = readManifest(dir);
   const { rows, dropped } = readJsonLines(join(dir, RUN_FILES.rounds), isRound);
@@ -152,6 +166,7 @@ export function loadRun(dir: string): LoadedRun {
 
   const evalStart = readSummary(join(dir, RUN_FILES.evalStart));
   const evalFinal = readSummary(join(dir, RUN_FILES.evalFinal));
+  const finished = readFinished(join(dir, RUN_FILES.finished));
   return {
     dir,
     name: basename(resolve(dir)),
@@ -161,6 +176,7 @@ export function loadRun(dir: string): LoadedRun {
     ...(unfinished ? { unfinishedRound: last + 1 } : {}),
     ...(evalStart ? { evalStart } : {}),
     ...(evalFinal ? { evalFinal } : {}),
+    ...(finished ? { finished } : {}),
     validation: [...validation].sort((a, b) => a[0] - b[0]).map(([round, summary]) => ({ round, summary })),
     rollouts,
   };

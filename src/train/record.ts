@@ -46,6 +46,7 @@ export const RUN_FILES = {
   evalFinal: 'eval-final',
   checkpoints: 'checkpoints',
   state: 'state.json',
+  finished: 'finished.json',
   report: 'report.html',
 } as const;
 
@@ -80,6 +81,16 @@ export interface RunManifest {
   readonly sampling: { readonly temperature: number; readonly topP: number; readonly maxTokens: number };
   /** ISO time */
   readonly started: string;
+}
+
+/** `finished.json`: written once the last round and the final evaluation are done */
+export interface RunFinished {
+  /** ISO time */
+  readonly finished: string;
+  readonly rounds: number;
+  /** wall time of the strict evaluations; `null` when the start one was reused from the cache */
+  readonly evalStartMs?: number | null;
+  readonly evalFinalMs?: number;
 }
 
 /** aggregate statistics of one round's rollouts */

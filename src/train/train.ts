@@ -16,7 +16,14 @@ import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoi
 import { writeJsonAtomic } from '../util/files.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
-import { RUN_FILES, RUN_FORMAT, RUN_VERSION, type RunManifest, type ValidationRecord } from './record.js';
+import {
+  RUN_FILES,
+  RUN_FORMAT,
+  RUN_VERSION,
+  type RunFinished,
+  type RunManifest,
+  type ValidationRecord,
+} from './record.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
 
 export interface TrainOutcome {
@@ -107,6 +114,7 @@ async function runToEnd(
 ): Promise<TrainOutcome> {
   const manifest = run.manifest();
   let start: ValidationRecord | undefined;
+  let evalStartMs: number | null | undefined;
   if (c.evalStart && learner.version === 0) {
     hooks.log('evaluating the start policy on the test split (strict protocol)');
     const key = createHash('sha256')
@@ -121,18 +129,34 @@ async function runToEnd(
       )
       .digest('hex')
       .slice(0, 24);
+    const t0 = performance.now();
     start = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
-    hooks.log(`start: average ${start.summary.average.toFixed(2)}`);
+    evalStartMs = existsSync(join(run.path(RUN_FILES.evalStart), 'cache.json'))
+      ? null
+      : performance.now() - t0;
+    hooks.log(
+      `start: average ${start.summary.average.toFixed(2)}${evalStartMs === null ? ' (reused from the cache)' : ''}`,
+    );
   }
   const state = run.state() ?? initialTrainState(c);
   run.rounds(state);
   await runRounds({ config: c, data, learner, run, hooks }, state);
   let final: ValidationRecord | undefined;
+  let evalFinalMs: number | undefined;
   if (c.evalFinal) {
     hooks.log('evaluating the final policy on the test split (strict protocol)');
+    const t0 = performance.now();
     final = await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds);
+    evalFinalMs = performance.now() - t0;
     hooks.log(`final: average ${final.summary.average.toFixed(2)}`);
   }
+  const finished: RunFinished = {
+    finished: new Date().toISOString(),
+    rounds: c.rounds,
+    ...(evalStartMs !== undefined ? { evalStartMs } : {}),
+    ...(evalFinalMs !== undefined ? { evalFinalMs } : {}),
+  };
+  writeJsonAtomic(run.path(RUN_FILES.finished), finished);
   return { dir: run.dir, ...(start ? { start } : {}), ...(final ? { final } : {}), rounds: c.rounds };
 }
 

@@ -34,6 +34,12 @@ const TINY = [
   '2',
   '--lr',
   '0.001',
+  '--revisit',
+  '0.5',
+  '--loss-agg',
+  'rollout-mean',
+  '--passes',
+  '2',
   '--quiet',
 ];
 
@@ -59,7 +65,7 @@ function snapshot(dir: string) {
 }
 
 describe('seal train: kill -9 and resume', { timeout: 600_000 }, () => {
-  beforeAll(buildDist);
+  beforeAll(buildDist, 600_000); // tsc takes minutes on a loaded two-core machine
 
   it('continues from the last completed round and ends where an uninterrupted run ends', async () => {
     const root = mkdtempSync(join(tmpdir(), 'seal-resume-'));
@@ -85,10 +91,13 @@ describe('seal train: kill -9 and resume', { timeout: 600_000 }, () => {
     await exited;
     const mid = JSON.parse(readFileSync(statePath, 'utf8')).round as number;
     expect(mid).toBeLessThan(3);
+    expect(existsSync(join(killed, 'finished.json'))).toBe(false);
     const b = await seal(['train', '--resume', killed, '--quiet']);
     expect(b.code).toBe(0);
     expect(b.stderr).toContain(`resuming ${killed} after round ${mid}`);
     expect(snapshot(killed)).toEqual(snapshot(plain));
+    for (const dir of [plain, killed])
+      expect(JSON.parse(readFileSync(join(dir, 'finished.json'), 'utf8'))).toMatchObject({ rounds: 3 });
   });
 
   it('a bad config file is an exit-2 error naming the key; --resume of a non-run names the folder', async () => {
