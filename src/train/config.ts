@@ -4,7 +4,8 @@
  * defaults, the recorded overrides and the `--help` text are all derived from it.
  *
  * Defaults follow the method doc (sections 6 and 7) except where the embedded default run needs
- * less (the README lists them): rounds, tasks per round, learning rate, and a validation subset.
+ * otherwise (the README lists them and what was measured): rounds, tasks per round, learning
+ * rate, temperature, steps per turn, a validation subset, failed-turns credit and rollout-mean.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
@@ -41,12 +42,14 @@ export const TRAIN_SCHEMA = z
     temperature: num(0.05, 2).default(0.7).describe('sampling temperature of training rollouts'),
     maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
     maxSteps: int(1, 20)
-      .default(20)
-      .describe('steps per user turn in training rollouts (BFCL: 20; a retry after a parse error counts)'),
+      .default(5)
+      .describe(
+        'steps per user turn in training rollouts (BFCL: 20; a retry after a parse error counts; turns the embedded policy passes take at most 4)',
+      ),
     lr: num(0, 1).default(1e-4).describe('Adam learning rate'),
     lossAgg: z
       .enum(['token-mean', 'rollout-mean'])
-      .default('token-mean')
+      .default('rollout-mean')
       .describe(
         'token-mean: every trained token of the batch weighs the same (DAPO); rollout-mean: every rollout weighs the same (the GRPO paper)',
       ),
@@ -58,7 +61,7 @@ export const TRAIN_SCHEMA = z
     maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),
     credit: z
       .enum(['rollout', 'failed-turns'])
-      .default('rollout')
+      .default('failed-turns')
       .describe(
         "rollout: every step takes its rollout's advantage (the paper); failed-turns: a failed rollout's negative advantage only on the turns diagnosed as failures",
       ),
