@@ -13,11 +13,12 @@
  *
  *   npm run bench:serve -- [--suite bfcl|mini] [--concurrency 256] [--episodes 10000] [--runs 1]
  *                          [--max-seconds 240] [--profile DIR (the server's CPU profile)]
+ *                          [--bin PATH (another build's bin/seal.js)]
  */
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
 import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { encodeCalls } from '../test/server/client.js';
@@ -33,6 +34,8 @@ const maxSeconds = Number(opt('--max-seconds', '240'));
 const profileDir = args.includes('--profile') ? opt('--profile', '') : undefined;
 const checkpoint = 1000;
 const ROOT = join(import.meta.dirname, '..');
+/** the server to load: this build's, or another build's bin/seal.js (to compare builds with one generator) */
+const bin = resolvePath(opt('--bin', join(ROOT, 'bin', 'seal.js')));
 const dataDir =
   process.env.SEAL_BFCL_DATA ?? join(import.meta.dirname, '..', '..', 'shared', 'bfcl-v3', 'data');
 const data: BfclData = suite === 'mini' ? loadMiniSuite() : loadBfclData(dataDir);
@@ -70,6 +73,16 @@ interface RunResult {
   readonly mem10k?: Memory;
   /** server CPU time per /step request, the other requests of the episode included */
   readonly cpuMsPerStep?: number;
+  /** CPU time of the server and of this load generator over the same span, in cores (1 = one core busy) */
+  readonly serverCores?: number;
+  readonly generatorCores?: number;
+}
+
+/** Both processes' CPU seconds and the wall clock, read together. */
+interface CpuMark {
+  readonly server: number;
+  readonly generator: number;
+  readonly wall: number;
 }
 
 function quantile(sorted: Float64Array, q: number): number {
@@ -82,7 +95,7 @@ async function startServer(): Promise<{ host: string; port: number; stop: () => 
     [
       '--expose-gc',
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      join(ROOT, 'bin', 'seal.js'),
+      bin,
       'serve',
       '--port',
       '0',
@@ -113,28 +126,18 @@ async function startServer(): Promise<{ host: string; port: number; stop: () => 
 
 async function oneRun(): Promise<RunResult> {
   const server = await startServer();
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const request = (method: string, path: string, body?: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const buf = body === undefined ? undefined : Buffer.from(body);
-      const req = http.request(
-        {
-          host: server.host,
-          port: server.port,
-          method,
-          path,
-          agent,
-          headers: buf ? { 'content-type': 'application/json', 'content-length': buf.length } : {},
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
-        },
-      );
-      req.on('error', reject);
-      req.end(buf);
+  // One keep-alive connection per lane, one request at a time on each (no pipelining), as a
+  // trainer's pooled client does. undici rather than node:http: it needs about half the CPU per
+  // request, and this process shares the machine's cores with the server it measures.
+  const pool = new Pool(`http://${server.host}:${server.port}`, { connections: concurrency, pipelining: 1 });
+  const request = async (method: 'GET' | 'POST', path: string, body?: string) => {
+    const res = await pool.request({
+      method,
+      path,
+      ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
     });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
   const post = async (path: string, body: string) => {
     const r = await request('POST', path, body);
     if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 300)}`);
@@ -152,6 +155,12 @@ async function oneRun(): Promise<RunResult> {
   let t1 = 0;
   let at1k: Stats | undefined;
   let atEnd: Stats | undefined;
+  let cpu1k: CpuMark | undefined;
+  let cpuEnd: CpuMark | undefined;
+  const mark = (st: Stats, wall: number): CpuMark => {
+    const c = process.cpuUsage();
+    return { server: st.cpu_s, generator: (c.user + c.system) / 1e6, wall: wall / 1000 };
+  };
   const deadline = performance.now() + maxSeconds * 1000;
   let paused: Promise<void> | undefined;
 
@@ -189,8 +198,13 @@ async function oneRun(): Promise<RunResult> {
         const at = finished;
         const wait = performance.now();
         const st = await stats();
-        if (at === checkpoint) at1k = st;
-        else atEnd = st;
+        if (at === checkpoint) {
+          at1k = st;
+          cpu1k = mark(st, wait);
+        } else {
+          atEnd = st;
+          cpuEnd = mark(st, wait);
+        }
         t0 += performance.now() - wait;
         resume();
         paused = undefined;
@@ -200,8 +214,12 @@ async function oneRun(): Promise<RunResult> {
     }
   }
   await Promise.all(Array.from({ length: concurrency }, (_, l) => lane(l)));
-  if (!atEnd && finished > checkpoint) atEnd = await stats();
-  agent.destroy();
+  if (!atEnd && finished > checkpoint) {
+    const wall = performance.now();
+    atEnd = await stats();
+    cpuEnd = mark(atEnd, wall);
+  }
+  await pool.close();
   await server.stop();
   const secs = (t1 - t0) / 1000;
   const lat = Float64Array.from(latencies).sort();
@@ -216,6 +234,12 @@ async function oneRun(): Promise<RunResult> {
     ...(atEnd ? { mem10k: atEnd.memory_mb } : {}),
     ...(at1k && atEnd && atEnd.steps > at1k.steps
       ? { cpuMsPerStep: ((atEnd.cpu_s - at1k.cpu_s) * 1000) / (atEnd.steps - at1k.steps) }
+      : {}),
+    ...(cpu1k && cpuEnd && cpuEnd.wall > cpu1k.wall
+      ? {
+          serverCores: (cpuEnd.server - cpu1k.server) / (cpuEnd.wall - cpu1k.wall),
+          generatorCores: (cpuEnd.generator - cpu1k.generator) / (cpuEnd.wall - cpu1k.wall),
+        }
       : {}),
   };
 }
@@ -235,6 +259,7 @@ for (let r = 0; r < runs; r++) {
     `run ${r + 1}: ${res.episodes} episodes (${res.failed} not 1.0), ${res.stepsPerSec.toFixed(0)} steps/s, ` +
       `${res.requestsPerSec.toFixed(0)} requests/s, /step p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, ` +
       `server CPU ${res.cpuMsPerStep?.toFixed(3) ?? 'n/a'} ms per step (all requests of an episode included); ` +
+      `CPU in use (cores): server ${res.serverCores?.toFixed(2) ?? 'n/a'}, load generator ${res.generatorCores?.toFixed(2) ?? 'n/a'}; ` +
       `server after 1k episodes: ${mb(res.mem1k)}; after ${res.episodes}: ${mb(res.mem10k)}`,
   );
 }
@@ -243,6 +268,8 @@ if (runs > 1)
     `median of ${runs}: ${median(results.map((r) => r.stepsPerSec)).toFixed(0)} steps/s, ` +
       `/step p50 ${median(results.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms, ` +
       `server CPU ${median(results.map((r) => r.cpuMsPerStep ?? Number.NaN)).toFixed(3)} ms per step, ` +
+      `cores: server ${median(results.map((r) => r.serverCores ?? Number.NaN)).toFixed(2)}, ` +
+      `load generator ${median(results.map((r) => r.generatorCores ?? Number.NaN)).toFixed(2)}, ` +
       `rss after 1k ${median(results.map((r) => r.mem1k?.rss ?? Number.NaN)).toFixed(0)} MB vs after 10k ` +
       `${median(results.map((r) => r.mem10k?.rss ?? Number.NaN)).toFixed(0)} MB, heap ` +
       `${median(results.map((r) => r.mem1k?.heap_used ?? Number.NaN)).toFixed(1)} vs ` +
