@@ -13,12 +13,17 @@
  *
  *   npm run bench:serve -- [--suite bfcl|mini] [--concurrency 256] [--episodes 10000] [--runs 1]
  *                          [--max-seconds 240] [--profile DIR (the server's CPU profile)]
- *                          [--bin PATH (another build's bin/seal.js)]
+ *                          [--bin PATH (another build's bin/seal.js)] [--rate STEPS_PER_S]
+ *
+ * By default every lane sends its next request as soon as it has the answer: 256 requests are
+ * always in flight, so the latency is mostly the queue (256 / throughput). With --rate, /step
+ * requests are started on a shared clock at that total rate, as a trainer's instances step
+ * after their model has answered; the latency is then the server's own, at that load.
  */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Pool } from 'undici';
 import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { encodeCalls } from '../test/server/client.js';
@@ -32,6 +37,8 @@ const warmup = Number(opt('--warmup', '256'));
 const runs = Number(opt('--runs', '1'));
 const maxSeconds = Number(opt('--max-seconds', '240'));
 const profileDir = args.includes('--profile') ? opt('--profile', '') : undefined;
+/** steps per second offered in total, spread over the lanes; 0: every lane steps as soon as it has its answer */
+const rate = Number(opt('--rate', '0'));
 const checkpoint = 1000;
 const ROOT = join(import.meta.dirname, '..');
 /** the server to load: this build's, or another build's bin/seal.js (to compare builds with one generator) */
@@ -76,6 +83,8 @@ interface RunResult {
   /** CPU time of the server and of this load generator over the same span, in cores (1 = one core busy) */
   readonly serverCores?: number;
   readonly generatorCores?: number;
+  /** this load generator's CPU time per /step request, over the same span */
+  readonly generatorMsPerStep?: number;
 }
 
 /** Both processes' CPU seconds and the wall clock, read together. */
@@ -126,18 +135,28 @@ async function startServer(): Promise<{ host: string; port: number; stop: () => 
 
 async function oneRun(): Promise<RunResult> {
   const server = await startServer();
-  // One keep-alive connection per lane, one request at a time on each (no pipelining), as a
-  // trainer's pooled client does. undici rather than node:http: it needs about half the CPU per
-  // request, and this process shares the machine's cores with the server it measures.
-  const pool = new Pool(`http://${server.host}:${server.port}`, { connections: concurrency, pipelining: 1 });
-  const request = async (method: 'GET' | 'POST', path: string, body?: string) => {
-    const res = await pool.request({
-      method,
-      path,
-      ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const request = (method: string, path: string, body?: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const buf = body === undefined ? undefined : Buffer.from(body);
+      const req = http.request(
+        {
+          host: server.host,
+          port: server.port,
+          method,
+          path,
+          agent,
+          headers: buf ? { 'content-type': 'application/json', 'content-length': buf.length } : {},
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+        },
+      );
+      req.on('error', reject);
+      req.end(buf);
     });
-    return { status: res.statusCode, text: await res.body.text() };
-  };
   const post = async (path: string, body: string) => {
     const r = await request('POST', path, body);
     if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 300)}`);
@@ -163,6 +182,15 @@ async function oneRun(): Promise<RunResult> {
   };
   const deadline = performance.now() + maxSeconds * 1000;
   let paused: Promise<void> | undefined;
+  let nextSlot = 0;
+  /** Waits for this request's start on the shared clock (at once when not pacing). */
+  const pace = async () => {
+    if (rate <= 0) return;
+    const now = performance.now();
+    const slot = Math.max(nextSlot, now);
+    nextSlot = slot + 1000 / rate;
+    if (slot > now) await new Promise((r) => setTimeout(r, slot - now));
+  };
 
   async function lane(l: number): Promise<void> {
     while (started < episodes && performance.now() < deadline) {
@@ -175,6 +203,7 @@ async function oneRun(): Promise<RunResult> {
       await post('/create', env(`"env_type":"bfcl","task_id":"${script.id}","params":{}`));
       let last = '';
       for (const msg of script.msgs) {
+        await pace();
         const s = performance.now();
         last = await post('/step', env(`"messages":${msg}`));
         if (measured) {
@@ -219,7 +248,7 @@ async function oneRun(): Promise<RunResult> {
     atEnd = await stats();
     cpuEnd = mark(atEnd, wall);
   }
-  await pool.close();
+  agent.destroy();
   await server.stop();
   const secs = (t1 - t0) / 1000;
   const lat = Float64Array.from(latencies).sort();
@@ -241,6 +270,9 @@ async function oneRun(): Promise<RunResult> {
           generatorCores: (cpuEnd.generator - cpu1k.generator) / (cpuEnd.wall - cpu1k.wall),
         }
       : {}),
+    ...(cpu1k && cpuEnd && at1k && atEnd && atEnd.steps > at1k.steps
+      ? { generatorMsPerStep: ((cpuEnd.generator - cpu1k.generator) * 1000) / (atEnd.steps - at1k.steps) }
+      : {}),
   };
 }
 
@@ -249,7 +281,7 @@ const mb = (m?: Memory) => (m ? `rss ${m.rss.toFixed(0)} MB, heap ${m.heap_used.
 
 console.log(
   `seal serve load: suite ${suite}, ${scripts.length} train tasks, ${concurrency} concurrent instances, ` +
-    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)`,
+    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)${rate > 0 ? `, /step offered at ${rate}/s` : ''}`,
 );
 const results: RunResult[] = [];
 for (let r = 0; r < runs; r++) {
@@ -259,6 +291,7 @@ for (let r = 0; r < runs; r++) {
     `run ${r + 1}: ${res.episodes} episodes (${res.failed} not 1.0), ${res.stepsPerSec.toFixed(0)} steps/s, ` +
       `${res.requestsPerSec.toFixed(0)} requests/s, /step p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, ` +
       `server CPU ${res.cpuMsPerStep?.toFixed(3) ?? 'n/a'} ms per step (all requests of an episode included); ` +
+      `load generator CPU ${res.generatorMsPerStep?.toFixed(3) ?? 'n/a'} ms per step; ` +
       `CPU in use (cores): server ${res.serverCores?.toFixed(2) ?? 'n/a'}, load generator ${res.generatorCores?.toFixed(2) ?? 'n/a'}; ` +
       `server after 1k episodes: ${mb(res.mem1k)}; after ${res.episodes}: ${mb(res.mem10k)}`,
   );
@@ -268,6 +301,7 @@ if (runs > 1)
     `median of ${runs}: ${median(results.map((r) => r.stepsPerSec)).toFixed(0)} steps/s, ` +
       `/step p50 ${median(results.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms, ` +
       `server CPU ${median(results.map((r) => r.cpuMsPerStep ?? Number.NaN)).toFixed(3)} ms per step, ` +
+      `load generator CPU ${median(results.map((r) => r.generatorMsPerStep ?? Number.NaN)).toFixed(3)} ms per step, ` +
       `cores: server ${median(results.map((r) => r.serverCores ?? Number.NaN)).toFixed(2)}, ` +
       `load generator ${median(results.map((r) => r.generatorCores ?? Number.NaN)).toFixed(2)}, ` +
       `rss after 1k ${median(results.map((r) => r.mem1k?.rss ?? Number.NaN)).toFixed(0)} MB vs after 10k ` +
