@@ -13,10 +13,16 @@
  *
  *   npm run bench:serve -- [--suite bfcl|mini] [--concurrency 256] [--episodes 10000] [--runs 1]
  *                          [--max-seconds 240] [--profile DIR (the server's CPU profile)]
+ *                          [--bin PATH (another build's bin/seal.js)] [--rate STEPS_PER_S]
+ *
+ * By default every lane sends its next request as soon as it has the answer: 256 requests are
+ * always in flight, so the latency is mostly the queue (256 / throughput). With --rate, /step
+ * requests are started on a shared clock at that total rate, as a trainer's instances step
+ * after their model has answered; the latency is then the server's own, at that load.
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
@@ -31,8 +37,12 @@ const warmup = Number(opt('--warmup', '256'));
 const runs = Number(opt('--runs', '1'));
 const maxSeconds = Number(opt('--max-seconds', '240'));
 const profileDir = args.includes('--profile') ? opt('--profile', '') : undefined;
+/** steps per second offered in total, spread over the lanes; 0: every lane steps as soon as it has its answer */
+const rate = Number(opt('--rate', '0'));
 const checkpoint = 1000;
 const ROOT = join(import.meta.dirname, '..');
+/** the server to load: this build's, or another build's bin/seal.js (to compare builds with one generator) */
+const bin = resolvePath(opt('--bin', join(ROOT, 'bin', 'seal.js')));
 const dataDir =
   process.env.SEAL_BFCL_DATA ?? join(import.meta.dirname, '..', '..', 'shared', 'bfcl-v3', 'data');
 const data: BfclData = suite === 'mini' ? loadMiniSuite() : loadBfclData(dataDir);
@@ -70,6 +80,18 @@ interface RunResult {
   readonly mem10k?: Memory;
   /** server CPU time per /step request, the other requests of the episode included */
   readonly cpuMsPerStep?: number;
+  /** CPU time of the server and of this load generator over the same span, in cores (1 = one core busy) */
+  readonly serverCores?: number;
+  readonly generatorCores?: number;
+  /** this load generator's CPU time per /step request, over the same span */
+  readonly generatorMsPerStep?: number;
+}
+
+/** Both processes' CPU seconds and the wall clock, read together. */
+interface CpuMark {
+  readonly server: number;
+  readonly generator: number;
+  readonly wall: number;
 }
 
 function quantile(sorted: Float64Array, q: number): number {
@@ -82,7 +104,7 @@ async function startServer(): Promise<{ host: string; port: number; stop: () => 
     [
       '--expose-gc',
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      join(ROOT, 'bin', 'seal.js'),
+      bin,
       'serve',
       '--port',
       '0',
@@ -152,8 +174,23 @@ async function oneRun(): Promise<RunResult> {
   let t1 = 0;
   let at1k: Stats | undefined;
   let atEnd: Stats | undefined;
+  let cpu1k: CpuMark | undefined;
+  let cpuEnd: CpuMark | undefined;
+  const mark = (st: Stats, wall: number): CpuMark => {
+    const c = process.cpuUsage();
+    return { server: st.cpu_s, generator: (c.user + c.system) / 1e6, wall: wall / 1000 };
+  };
   const deadline = performance.now() + maxSeconds * 1000;
   let paused: Promise<void> | undefined;
+  let nextSlot = 0;
+  /** Waits for this request's start on the shared clock (at once when not pacing). */
+  const pace = async () => {
+    if (rate <= 0) return;
+    const now = performance.now();
+    const slot = Math.max(nextSlot, now);
+    nextSlot = slot + 1000 / rate;
+    if (slot > now) await new Promise((r) => setTimeout(r, slot - now));
+  };
 
   async function lane(l: number): Promise<void> {
     while (started < episodes && performance.now() < deadline) {
@@ -166,6 +203,7 @@ async function oneRun(): Promise<RunResult> {
       await post('/create', env(`"env_type":"bfcl","task_id":"${script.id}","params":{}`));
       let last = '';
       for (const msg of script.msgs) {
+        await pace();
         const s = performance.now();
         last = await post('/step', env(`"messages":${msg}`));
         if (measured) {
@@ -189,8 +227,13 @@ async function oneRun(): Promise<RunResult> {
         const at = finished;
         const wait = performance.now();
         const st = await stats();
-        if (at === checkpoint) at1k = st;
-        else atEnd = st;
+        if (at === checkpoint) {
+          at1k = st;
+          cpu1k = mark(st, wait);
+        } else {
+          atEnd = st;
+          cpuEnd = mark(st, wait);
+        }
         t0 += performance.now() - wait;
         resume();
         paused = undefined;
@@ -200,7 +243,11 @@ async function oneRun(): Promise<RunResult> {
     }
   }
   await Promise.all(Array.from({ length: concurrency }, (_, l) => lane(l)));
-  if (!atEnd && finished > checkpoint) atEnd = await stats();
+  if (!atEnd && finished > checkpoint) {
+    const wall = performance.now();
+    atEnd = await stats();
+    cpuEnd = mark(atEnd, wall);
+  }
   agent.destroy();
   await server.stop();
   const secs = (t1 - t0) / 1000;
@@ -217,6 +264,15 @@ async function oneRun(): Promise<RunResult> {
     ...(at1k && atEnd && atEnd.steps > at1k.steps
       ? { cpuMsPerStep: ((atEnd.cpu_s - at1k.cpu_s) * 1000) / (atEnd.steps - at1k.steps) }
       : {}),
+    ...(cpu1k && cpuEnd && cpuEnd.wall > cpu1k.wall
+      ? {
+          serverCores: (cpuEnd.server - cpu1k.server) / (cpuEnd.wall - cpu1k.wall),
+          generatorCores: (cpuEnd.generator - cpu1k.generator) / (cpuEnd.wall - cpu1k.wall),
+        }
+      : {}),
+    ...(cpu1k && cpuEnd && at1k && atEnd && atEnd.steps > at1k.steps
+      ? { generatorMsPerStep: ((cpuEnd.generator - cpu1k.generator) * 1000) / (atEnd.steps - at1k.steps) }
+      : {}),
   };
 }
 
@@ -225,7 +281,7 @@ const mb = (m?: Memory) => (m ? `rss ${m.rss.toFixed(0)} MB, heap ${m.heap_used.
 
 console.log(
   `seal serve load: suite ${suite}, ${scripts.length} train tasks, ${concurrency} concurrent instances, ` +
-    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)`,
+    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)${rate > 0 ? `, /step offered at ${rate}/s` : ''}`,
 );
 const results: RunResult[] = [];
 for (let r = 0; r < runs; r++) {
@@ -235,6 +291,8 @@ for (let r = 0; r < runs; r++) {
     `run ${r + 1}: ${res.episodes} episodes (${res.failed} not 1.0), ${res.stepsPerSec.toFixed(0)} steps/s, ` +
       `${res.requestsPerSec.toFixed(0)} requests/s, /step p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, ` +
       `server CPU ${res.cpuMsPerStep?.toFixed(3) ?? 'n/a'} ms per step (all requests of an episode included); ` +
+      `load generator CPU ${res.generatorMsPerStep?.toFixed(3) ?? 'n/a'} ms per step; ` +
+      `CPU in use (cores): server ${res.serverCores?.toFixed(2) ?? 'n/a'}, load generator ${res.generatorCores?.toFixed(2) ?? 'n/a'}; ` +
       `server after 1k episodes: ${mb(res.mem1k)}; after ${res.episodes}: ${mb(res.mem10k)}`,
   );
 }
@@ -243,6 +301,9 @@ if (runs > 1)
     `median of ${runs}: ${median(results.map((r) => r.stepsPerSec)).toFixed(0)} steps/s, ` +
       `/step p50 ${median(results.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(results.map((r) => r.p99)).toFixed(2)} ms, ` +
       `server CPU ${median(results.map((r) => r.cpuMsPerStep ?? Number.NaN)).toFixed(3)} ms per step, ` +
+      `load generator CPU ${median(results.map((r) => r.generatorMsPerStep ?? Number.NaN)).toFixed(3)} ms per step, ` +
+      `cores: server ${median(results.map((r) => r.serverCores ?? Number.NaN)).toFixed(2)}, ` +
+      `load generator ${median(results.map((r) => r.generatorCores ?? Number.NaN)).toFixed(2)}, ` +
       `rss after 1k ${median(results.map((r) => r.mem1k?.rss ?? Number.NaN)).toFixed(0)} MB vs after 10k ` +
       `${median(results.map((r) => r.mem10k?.rss ?? Number.NaN)).toFixed(0)} MB, heap ` +
       `${median(results.map((r) => r.mem1k?.heap_used ?? Number.NaN)).toFixed(1)} vs ` +

@@ -34,6 +34,11 @@ export function paramsOfTool(data: BfclData) {
 export class CallRecorder {
   private readonly checker: ArgumentChecker;
   private readonly params: ReturnType<typeof paramsOfTool>;
+  /**
+   * By call list: every rollout of a task asks again for its ground truth's classes, parsing the
+   * same calls (the lists are the task data's own arrays, which live as long as the data).
+   */
+  private readonly classes = new WeakMap<readonly string[], readonly ClassName[]>();
   constructor(private readonly data: BfclData) {
     this.checker = new ArgumentChecker(new Map([...data.docs].map(([n, d]) => [n, d.doc])));
     this.params = paramsOfTool(data);
@@ -61,13 +66,17 @@ export class CallRecorder {
 
   /** The classes whose methods these calls name. */
   classesOf(calls: readonly string[]): ClassName[] {
+    const known = this.classes.get(calls);
+    if (known) return [...known];
     const out = new Set<ClassName>();
     for (const c of calls) {
       const name = inspectCall(c, this.params).name;
       const owner = name ? this.data.docs.get(name)?.className : undefined;
       if (owner) out.add(owner);
     }
-    return [...out];
+    const classes = [...out];
+    this.classes.set(calls, classes);
+    return [...classes];
   }
 }
 

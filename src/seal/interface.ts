@@ -160,6 +160,17 @@ export function systemPromptLines(ctx: TrainingContext, state: InterfaceState): 
   return lines;
 }
 
+/**
+ * What of `state` shows in the system prompt and the tool schemas (`decorateTools`,
+ * `decorateFunctions`, `decorateSystemPrompt`): two states with the same view render both the
+ * same, whatever their rounds, so a cache of rendered prompts can outlive a round.
+ */
+export function promptView(ctx: TrainingContext, state: InterfaceState): string {
+  const cues = schemaCues(state);
+  const bits = `${+cues.requiredMarks}${+cues.allowedValues}${+cues.types}`;
+  return [bits, ...systemPromptLines(ctx, state)].join('\n');
+}
+
 /** The system prompt with the interface's lines appended; unchanged when none are active. */
 export function decorateSystemPrompt(ctx: TrainingContext, state: InterfaceState, base: string): string {
   const lines = systemPromptLines(ctx, state);

@@ -86,6 +86,8 @@ export interface Trajectory {
 export function isExecutionError(output: string): boolean {
   if (output.startsWith('Error during execution: ')) return true;
   if (!output.startsWith('{')) return false;
+  // Long results are parsed only when an `error` key can be in them, plainly or escaped.
+  if (!output.includes('error') && !output.includes('\\u')) return false;
   try {
     const parsed = JSON.parse(output) as unknown;
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'error' in parsed;

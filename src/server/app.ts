@@ -104,7 +104,7 @@ export function buildServer(options: ServeOptions): ServeApp {
       throw badRequest(`unknown env_type '${envType}': this server serves ${known.join(' / ')}`);
   }
 
-  app.post('/create', (req) => {
+  app.post('/create', (req, reply) => {
     const body = envelope(req);
     const params = parseAt(CreateParams, body.params, ['body', 'params']);
     checkEnvType(body.env_type);
@@ -114,9 +114,9 @@ export function buildServer(options: ServeOptions): ServeApp {
       throw badRequest(`task_id '${body.task_id}' is not a task of this server's suite (${data.suite})`);
     const id = body.instance_id || `exp_${Date.now()}_${Math.random().toString(16).slice(2, 10)}`;
     const session = new ServeSession(id, task, data, instanceOptions(params), shared);
-    const start = session.start();
+    const start = session.startJson();
     registry.put(session);
-    return ok(start);
+    return reply.type('application/json').send(`{"success":true,"data":${start}}`);
   });
 
   /** The reference also addresses tasks by their line number in its data file. */

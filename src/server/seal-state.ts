@@ -13,6 +13,7 @@ import {
   type InterfaceConfig,
   type InterfaceState,
   initialInterfaceState,
+  promptView,
   resolveInterfaceConfig,
   type TrainingContext,
   trainingContext,
@@ -68,6 +69,7 @@ export class SealState {
   readonly ctx: TrainingContext = trainingContext('seal serve');
   private readonly profile = new FailureProfile();
   private omega: InterfaceState;
+  private omegaView: string;
   private rhoState: DynamicRhoState;
   private readonly weights = new Map<string, RolloutWeight>();
   private rolloutsThisRound = 0;
@@ -81,6 +83,7 @@ export class SealState {
   constructor(private readonly options: SealStateOptions = {}) {
     resolveInterfaceConfig(options.interface); // a bad config fails at startup, not at the first round
     this.omega = initialInterfaceState(options.interface);
+    this.omegaView = promptView(this.ctx, this.omega);
     this.rhoState = initialDynamicRho(options.rho ?? DEFAULT_RHO);
     this.roundEvery = options.roundEvery ?? 0;
     this.maxWeights = options.maxWeights ?? 100_000;
@@ -93,6 +96,11 @@ export class SealState {
 
   get interface(): InterfaceState {
     return this.omega;
+  }
+
+  /** What the current interface shows in prompts and tools (see `promptView`). */
+  get promptView(): string {
+    return this.omegaView;
   }
 
   get rho(): Rho {
@@ -120,6 +128,7 @@ export class SealState {
     const snapshot = this.profile.snapshot();
     const rollouts = this.rolloutsThisRound;
     this.omega = evolve(this.omega, snapshot, this.options.interface);
+    this.omegaView = promptView(this.ctx, this.omega);
     if (this.dynamic) this.rhoState = updateDynamicRho(this.rhoState, snapshot.window.overall, this.dynamic);
     this.profile.resetWindow();
     this.weights.clear();

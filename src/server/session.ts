@@ -14,7 +14,11 @@ import { EpisodeRecorder, type StepMeta } from '../agent/recorder.js';
 import type { TrainingInterface } from '../agent/rollout.js';
 import type { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { ADDITIONAL_FUNCTION_MESSAGE, MAX_STEPS_PER_TURN } from '../envs/bfcl/episode.js';
+import {
+  ADDITIONAL_FUNCTION_MESSAGE,
+  MAX_STEPS_PER_TURN,
+  type TurnObservation,
+} from '../envs/bfcl/episode.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../policy/policy.js';
 import { diagnose, type TurnDiagnosis } from '../seal/diagnosis.js';
@@ -25,6 +29,7 @@ import {
   decorateTools,
   type InterfaceState,
   parseFailureHelp,
+  promptView,
 } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
@@ -72,16 +77,17 @@ function completionOf(msg: AssistantMessage): Completion {
 }
 
 /**
- * A bounded memo of rendered text for one generation (an interface round): texts of earlier
- * rounds are never asked for again, so a new generation starts empty, and a full cache is
- * cleared whole (the working set is small: tasks x variants).
+ * A bounded memo of rendered text for one generation (what the shared interface shows): texts
+ * of an earlier view are asked for again only by instances switching components off, so a new
+ * generation starts empty, and a full cache is cleared whole (the working set is small: tool
+ * sets x variants).
  */
 export class TextCache {
-  private readonly map = new Map<string, string>();
-  private generation: number | undefined;
+  private readonly map = new Map<string, RenderedText>();
+  private generation: string | undefined;
   constructor(private readonly limit = 4096) {}
 
-  get(generation: number, key: string, make: () => string): string {
+  get(generation: string, key: string, make: () => string): RenderedText {
     if (generation !== this.generation) {
       this.map.clear();
       this.generation = generation;
@@ -89,12 +95,23 @@ export class TextCache {
     let v = this.map.get(key);
     if (v === undefined) {
       if (this.map.size >= this.limit) this.map.clear();
-      v = make();
+      const text = make();
+      v = { text, json: JSON.stringify(text) };
       this.map.set(key, v);
     }
     return v;
   }
 }
+
+/** A rendered text and its JSON string literal: a system prompt takes longer to encode than to look up. */
+export interface RenderedText {
+  readonly text: string;
+  readonly json: string;
+}
+
+/** Stands for the system prompt in `/create`'s data until its encoded text is spliced in. */
+const SYSTEM_SLOT = '\u0000system prompt\u0000';
+const SYSTEM_SLOT_JSON = JSON.stringify(SYSTEM_SLOT);
 
 /** What all instances of one server share. */
 export interface SessionShared {
@@ -115,6 +132,8 @@ export class ServeSession {
   private weight: number | undefined;
 
   private readonly seal: SealState;
+  /** what this instance's interface shows in its prompt and tools */
+  private readonly view: string;
 
   constructor(
     readonly id: string,
@@ -133,6 +152,7 @@ export class ServeSession {
     this.ti = options.validation
       ? undefined
       : { ctx: seal.ctx, state: instanceInterface(seal.interface, options) };
+    this.view = this.ti ? promptView(this.ti.ctx, this.ti.state) : 'none';
   }
 
   get finished(): boolean {
@@ -163,15 +183,24 @@ export class ServeSession {
     return { tools: this.shownTools(this.rec.episode.observe().tools) };
   }
 
-  /** `/create`'s data: the system prompt with the tools in this format, the first user turn, info. */
-  start(): StepData & { info: Record<string, unknown> } {
+  /**
+   * `/create`'s data as JSON text: the system prompt with the tools in this format, the first
+   * user turn, info. The prompt (~27 KB of tool schemas) goes in encoded once per cache entry:
+   * encoding it took longer than all the rest of a /create.
+   */
+  startJson(): string {
     const first = this.rec.episode.observe();
-    const system = this.shared.prompts.get(this.seal.interface.round, this.promptKey(first.functions), () => {
+    const system = this.shared.prompts.get(this.seal.promptView, this.promptKey(first.functions), () => {
       const base = this.format.systemPrompt(this.shownTools(first.tools));
       return this.ti ? decorateSystemPrompt(this.ti.ctx, this.ti.state, base) : base;
     });
+    // The slot is the first string written: `state` is the first key and the prompt its first message.
+    return JSON.stringify(this.opening(first)).replace(SYSTEM_SLOT_JSON, () => system.json);
+  }
+
+  private opening(first: TurnObservation): StepData {
     return {
-      state: [{ role: 'system', content: system }, ...this.turnMessages()],
+      state: [{ role: 'system', content: SYSTEM_SLOT }, ...this.turnMessages()],
       reward: 0,
       is_terminated: false,
       info: {
@@ -190,14 +219,12 @@ export class ServeSession {
   }
 
   /**
-   * What the system prompt depends on: the format, the interface shown (its round and this
-   * instance's switches) and the tools. Rendering it is the costliest part of a /create.
+   * What the system prompt depends on: the format, what the interface shows (not its round:
+   * rounds that change nothing visible, the common case, keep their prompts) and the tools.
+   * Rendering it is the costliest part of a /create.
    */
   private promptKey(functions: readonly { readonly name: string }[]): string {
-    const shown = this.ti
-      ? `${this.ti.state.round}:${COMPONENTS.map((c) => (this.options.components[c] ? 1 : 0)).join('')}`
-      : 'none';
-    return `${this.options.format}|${shown}|${functions.map((f) => f.name).join(',')}`;
+    return `${this.options.format}|${this.view}|${functions.map((f) => f.name).join(',')}`;
   }
 
   /** One assistant message in, the environment's answer out. */

@@ -171,6 +171,38 @@ describe('seal serve: the SEAL state', () => {
     expect(after.body.data).toMatchObject({ rollouts_this_round: 1, rollouts_total: 7 });
   });
 
+  it("keeps a task's prompt across a round that changes nothing shown, and renders it anew when the interface changes", async () => {
+    const { app } = buildServer({ data: mini });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const task = allCallTasks[0]!;
+      const prompt = async (params: Record<string, unknown> = {}) => {
+        const created = await new Instance(url, `p-${n++}`).create(task.id, params);
+        return { text: created.state[0]!.content, round: created.info.interface_round };
+      };
+      const first = await prompt();
+      expect(first).toMatchObject({ round: 0 });
+      expect(first.text).not.toContain(AFFORDANCE_LINE);
+      // A round without rollouts changes nothing shown: the same prompt, now of round 1.
+      await post(url, '/round', {});
+      expect(await prompt()).toEqual({ text: first.text, round: 1 });
+
+      for (const t of allCallTasks.slice(1, 7)) await playWrong(url, t);
+      await post(url, '/round', {});
+      const evolved = await prompt();
+      expect(evolved.round).toBe(2);
+      expect(evolved.text).toContain(AFFORDANCE_LINE);
+      expect(evolved.text.startsWith(first.text)).toBe(true);
+      // Per-instance switches still apply to a prompt rendered for the shared interface.
+      const off = await prompt({ interface: { schemaCues: false, errorFeedback: false, guidelines: false } });
+      expect(off.text).not.toContain(AFFORDANCE_LINE);
+      expect(off.text).toBe((await prompt({ mode: 'validation' })).text);
+      expect((await prompt()).text).toBe(evolved.text);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('ends rounds by itself after --round-every rollouts', async () => {
     const auto = await startServe(['--suite', 'mini', '--round-every', '3']);
     try {
