@@ -14,8 +14,8 @@
 import { formatAdapter } from '../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../src/agent/rollout.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
-import { GrpoLearner, type GrpoSequence } from '../src/learner/embedded/grpo.js';
-import { SupervisedTrainer } from '../src/learner/embedded/supervised.js';
+import { crossEntropy, type GrpoSequence, grpoLoss } from '../src/learner/embedded/losses.js';
+import { Trainer } from '../src/learner/embedded/trainer.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/policy/embedded/checkpoint.js';
 import { Gpt, type GptConfig, gemmNT, matmul, matmulNT, matmulTNAcc } from '../src/policy/embedded/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
@@ -46,6 +46,12 @@ const median = (xs: number[]): number => {
 const time = (f: () => void): number => {
   const t0 = performance.now();
   f();
+  return (performance.now() - t0) / 1000;
+};
+/** the same for a step that resolves (one worker: the work is synchronous inside it) */
+const timeAsync = async (f: () => Promise<unknown>): Promise<number> => {
+  const t0 = performance.now();
+  await f();
   return (performance.now() - t0) / 1000;
 };
 const fmt = (x: number, d = 1): string => x.toFixed(d);
@@ -153,10 +159,10 @@ console.log(
   `matmul ceiling: WASM SIMD ${fmt(ceiling, 2)} GFLOP/s, JS ${fmt(jsCeiling, 2)} GFLOP/s (${fmt(ceiling / jsCeiling)}x)${native ? `, native ${fmt(native, 1)} GFLOP/s (WASM = ${fmt((100 * ceiling) / native)}% of native)` : ''}`,
 );
 
-const sup = new SupervisedTrainer(model, { lr: 1e-4 });
+const sup = new Trainer(model, { lr: 1e-4 });
 const supBatch = batch.map((tokens) => ({ tokens }));
 const supTimes: number[] = [];
-for (let r = 0; r < repeats; r++) supTimes.push(time(() => sup.step(supBatch)));
+for (let r = 0; r < repeats; r++) supTimes.push(await timeAsync(() => sup.step(supBatch, crossEntropy)));
 const trainTps = (batchSize * seq) / median(supTimes);
 const trainGflops = (trainTps * flopsPerTrainToken) / 1e9;
 console.log(
@@ -164,7 +170,7 @@ console.log(
 );
 
 const reference = model.clone();
-const grpo = new GrpoLearner(model, reference, { lr: 1e-5 });
+const grpo = new Trainer(model, { lr: 1e-5 }, reference);
 const grpoBatch: GrpoSequence[] = batch.map((tokens, i) => ({
   tokens,
   lossMask: tokens.map((_, t) => (t >= seq / 4 ? 1 : 0)),
@@ -172,7 +178,7 @@ const grpoBatch: GrpoSequence[] = batch.map((tokens, i) => ({
   advantage: i % 2 ? 1 : -1,
 }));
 const grpoTimes: number[] = [];
-for (let r = 0; r < repeats; r++) grpoTimes.push(time(() => grpo.update(grpoBatch)));
+for (let r = 0; r < repeats; r++) grpoTimes.push(await timeAsync(() => grpo.step(grpoBatch, grpoLoss())));
 const grpoTps = (batchSize * seq) / median(grpoTimes);
 const grpoGflops = (grpoTps * (flopsPerTrainToken + (2 * flopsPerTrainToken) / 6)) / 1e9;
 console.log(

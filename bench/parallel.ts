@@ -8,9 +8,10 @@
  *                             [--width 128] [--layers 4] [--heads 4]
  */
 import { availableParallelism, loadavg } from 'node:os';
+import { crossEntropy, type SupervisedSequence } from '../src/learner/embedded/losses.js';
 import { sharedModel, splitByTokens } from '../src/learner/embedded/parallel.js';
 import { DEFAULT_PRETRAIN_MODEL } from '../src/learner/embedded/pretrain.js';
-import { type SupervisedSequence, SupervisedTrainer } from '../src/learner/embedded/supervised.js';
+import { Trainer } from '../src/learner/embedded/trainer.js';
 import { Gpt, type GptConfig } from '../src/policy/embedded/model.js';
 import { Rng } from '../src/policy/embedded/rng.js';
 
@@ -47,11 +48,8 @@ const tokensPerStep = batch.reduce((s, b) => s + b.tokens.length, 0);
 
 const init = Gpt.init(config, 1);
 const runs = [
-  { name: '1 worker (in process)', trainer: new SupervisedTrainer(init.clone(), { lr: 1e-4 }) },
-  {
-    name: `${workers} workers`,
-    trainer: new SupervisedTrainer(sharedModel(init), { lr: 1e-4, workers }),
-  },
+  { name: '1 worker (in process)', trainer: new Trainer(init.clone(), { lr: 1e-4 }) },
+  { name: `${workers} workers`, trainer: new Trainer(sharedModel(init), { lr: 1e-4, workers }) },
 ];
 
 console.log(
@@ -75,12 +73,12 @@ const times: number[][] = runs.map(() => []);
 const cpu: number[] = runs.map(() => 0);
 try {
   // warm-up: starts the pool and lets the JIT settle
-  for (const r of runs) await r.trainer.stepAsync(batch);
+  for (const r of runs) await r.trainer.step(batch, crossEntropy);
   for (let k = 0; k < repeats; k++) {
     for (let i = 0; i < runs.length; i++) {
       const t0 = performance.now();
       const c0 = process.cpuUsage();
-      await runs[i]!.trainer.stepAsync(batch);
+      await runs[i]!.trainer.step(batch, crossEntropy);
       const c = process.cpuUsage(c0);
       times[i]!.push((performance.now() - t0) / 1000);
       cpu[i] = cpu[i]! + (c.user + c.system) / 1e6;

@@ -37,12 +37,17 @@ export interface AdamParams {
   readonly maxGradNorm?: number;
 }
 
+/** token means over the batch */
 export interface ForwardBackwardResult {
-  /** token means over the batch */
+  /** the total loss (surrogate + klCoef * kl) */
   readonly loss: number;
+  /** the PPO-clip surrogate */
   readonly pgLoss: number;
+  /** the k3 KL to the reference */
   readonly kl: number;
+  /** the share of tokens whose surrogate was clipped (zero gradient) */
   readonly clipFrac: number;
+  /** the ratio pi/pi_old */
   readonly meanRatio: number;
   readonly tokens: number;
 }

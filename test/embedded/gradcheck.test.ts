@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type GrpoSequence, grpoLossAndGrad } from '../../src/learner/embedded/grpo.js';
-import { crossEntropyLossAndGrad } from '../../src/learner/embedded/supervised.js';
-import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
+import {
+  crossEntropyLossAndGrad,
+  type GrpoSequence,
+  grpoLossAndGrad,
+  sequenceLogprobs,
+} from '../../src/learner/embedded/losses.js';
+import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 import { randomPreviousMap } from '../support/embedded.js';
 

@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { addLogprobGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import { gemmF32 } from '../../src/policy/embedded/kernels/gemm.js';
 import { geluBackwardF32, geluF32 } from '../../src/policy/embedded/kernels/pointwise.js';
-import {
-  type Arr,
-  addLogprobGrad,
-  Gpt,
-  type GptConfig,
-  gemmNT,
-  tokenLogprob,
-} from '../../src/policy/embedded/model.js';
+import { type Arr, Gpt, type GptConfig, gemmNT } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 
 type Layout = 'NN' | 'NT' | 'TN';

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { GrpoLearner, type GrpoSequence } from '../../src/learner/embedded/grpo.js';
-import { crossEntropyLossAndGrad, SupervisedTrainer } from '../../src/learner/embedded/supervised.js';
-import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
+import {
+  crossEntropy,
+  crossEntropyLossAndGrad,
+  type GrpoSequence,
+  grpoLoss,
+  sequenceLogprobs,
+} from '../../src/learner/embedded/losses.js';
+import { Trainer } from '../../src/learner/embedded/trainer.js';
+import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
 import { sample } from '../../src/policy/embedded/sampler.js';
 import { Tokenizer } from '../../src/policy/embedded/tokenizer.js';
@@ -54,27 +60,27 @@ function toBatch(model: Gpt, groups: ReturnType<typeof fixedGroups>): GrpoSequen
   }));
 }
 
-describe('GRPO learner', () => {
-  it('lowers the loss on a fixed batch and moves logprobs towards rewarded completions', () => {
+describe('GRPO on the training core', () => {
+  it('lowers the loss on a fixed batch and moves logprobs towards rewarded completions', async () => {
     const model = Gpt.init(config, 1);
     const reference = model.clone();
     const groups = fixedGroups();
-    const learner = new GrpoLearner(model, reference, { lr: 3e-3, microBatchSize: 3 });
+    const learner = new Trainer(model, { lr: 3e-3 }, reference);
+    const loss = grpoLoss({ microBatchSize: 3 });
     const before = groups.map((g) => completionLogprob(model, g.tokens, g.mask));
     // PPO-style: several updates against the same old logprobs
     const batch = toBatch(model, groups);
     const losses: number[] = [];
-    for (let i = 0; i < 6; i++) losses.push(learner.update(batch).loss);
-    const final = learner.update(batch);
+    for (let i = 0; i < 6; i++) losses.push((await learner.step(batch, loss)).loss);
+    const final = await learner.step(batch, loss);
     expect(final.loss).toBeLessThan(losses[0]!);
     expect(losses[0]!).toBeCloseTo(0, 6); // on-policy start: ratios 1, advantages sum to 0
     expect(final.kl).toBeGreaterThan(0);
     expect(final.meanRatio).not.toBe(1);
     // fresh rounds (new old-logprobs each time)
-    for (let round = 0; round < 6; round++) learner.update(toBatch(model, groups));
+    for (let round = 0; round < 6; round++) await learner.step(toBatch(model, groups), loss);
     const after = groups.map((g) => completionLogprob(model, g.tokens, g.mask));
-    learner.syncSampler();
-    const saved = Gpt.deserialize(learner.save({ step: learner.optimizer.steps })).model;
+    const saved = Gpt.deserialize(model.serialize({ step: learner.optimizer.steps })).model;
     expect(Buffer.from(saved.params.buffer).equals(Buffer.from(model.params.buffer))).toBe(true);
     for (const [i, g] of groups.entries()) {
       if (g.advantage > 0) expect(after[i]!).toBeGreaterThan(before[i]!);
@@ -82,31 +88,31 @@ describe('GRPO learner', () => {
     }
   });
 
-  it('clips: once ratios leave [0.8, 1.2] the clip fraction rises and the gradient vanishes for them', () => {
+  it('clips: once ratios leave [0.8, 1.2] the clip fraction rises and the gradient vanishes for them', async () => {
     const model = Gpt.init(config, 2);
-    const learner = new GrpoLearner(model, model.clone(), { lr: 2e-2, maxGradNorm: 10 });
+    const learner = new Trainer(model, { lr: 2e-2, maxGradNorm: 10 }, model.clone());
     const batch = toBatch(model, fixedGroups());
-    const first = learner.update(batch);
+    const first = await learner.step(batch, grpoLoss());
     expect(first.clipFrac).toBe(0);
     let last = first;
-    for (let i = 0; i < 15; i++) last = learner.update(batch);
+    for (let i = 0; i < 15; i++) last = await learner.step(batch, grpoLoss());
     expect(last.clipFrac).toBeGreaterThan(0.5);
     expect(last.gradNorm).toBeLessThan(first.gradNorm);
   });
 
-  it('gives the same update for the same seed and batch, independent of the micro-batch size', () => {
-    const run = (micro: number): Float32Array => {
+  it('gives the same update for the same seed and batch, independent of the micro-batch size', async () => {
+    const run = async (micro: number): Promise<Float32Array> => {
       const model = Gpt.init(config, 9);
-      const learner = new GrpoLearner(model, model.clone(), { lr: 1e-3, microBatchSize: micro });
+      const learner = new Trainer(model, { lr: 1e-3 }, model.clone());
       const batch = toBatch(model, fixedGroups());
-      learner.update(batch);
-      learner.update(batch);
+      await learner.step(batch, grpoLoss({ microBatchSize: micro }));
+      await learner.step(batch, grpoLoss({ microBatchSize: micro }));
       return model.params as Float32Array;
     };
-    const a = run(2);
-    const b = run(2);
+    const a = await run(2);
+    const b = await run(2);
     expect(Buffer.from(a.buffer).equals(Buffer.from(b.buffer))).toBe(true);
-    const c = run(8);
+    const c = await run(8);
     let worst = 0;
     for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - c[i]!));
     expect(worst).toBeLessThan(1e-5);
@@ -114,7 +120,7 @@ describe('GRPO learner', () => {
 });
 
 describe('supervised training', () => {
-  it('lowers the cross-entropy on a tiny corpus', () => {
+  it('lowers the cross-entropy on a tiny corpus', async () => {
     const text = 'the cat sat on the mat. the dog sat on the log. '.repeat(4);
     const tok = Tokenizer.train(text, 280);
     const ids = tok.encode(text);
@@ -122,8 +128,8 @@ describe('supervised training', () => {
     const model = Gpt.init(c, 3);
     const batch = [0, 10, 20].map((o) => ({ tokens: ids.slice(o, o + 40) }));
     const start = crossEntropyLossAndGrad(model, batch, null).loss;
-    const trainer = new SupervisedTrainer(model, { lr: 1e-2 });
-    for (let i = 0; i < 40; i++) trainer.step(batch);
+    const trainer = new Trainer(model, { lr: 1e-2 });
+    for (let i = 0; i < 40; i++) await trainer.step(batch, crossEntropy);
     const end = crossEntropyLossAndGrad(model, batch, null).loss;
     expect(start).toBeGreaterThan(Math.log(tok.vocabSize) - 0.5);
     expect(end).toBeLessThan(start / 3);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
+import { sequenceLogprobs } from '../../src/learner/embedded/losses.js';
+import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
 import { randomPreviousMap } from '../support/embedded.js';

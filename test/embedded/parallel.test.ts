@@ -2,21 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GrpoLearner, type GrpoSequence, grpoLossAndGrad } from '../../src/learner/embedded/grpo.js';
+import {
+  crossEntropy,
+  crossEntropyLossAndGrad,
+  type GrpoSequence,
+  grpoLoss,
+  grpoLossAndGrad,
+  type SupervisedSequence,
+  sequenceLogprobs,
+} from '../../src/learner/embedded/losses.js';
 import { GradientPool, sharedModel, splitByTokens } from '../../src/learner/embedded/parallel.js';
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
-import {
-  crossEntropyLossAndGrad,
-  type SupervisedSequence,
-  SupervisedTrainer,
-} from '../../src/learner/embedded/supervised.js';
-import {
-  type Arr,
-  type DType,
-  Gpt,
-  type GptConfig,
-  sequenceLogprobs,
-} from '../../src/policy/embedded/model.js';
+import { Trainer } from '../../src/learner/embedded/trainer.js';
+import { type Arr, type DType, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 
 const config: GptConfig = {
@@ -80,7 +78,7 @@ describe('GradientPool', () => {
       const grads = model.zerosLike();
       const local = crossEntropyLossAndGrad(model, batch, grads);
       const pool = await startPool(model);
-      const r = await pool.supervised(batch);
+      const r = await pool.lossAndGrad(batch, crossEntropy);
       expect(r.tokens).toBe(local.tokens);
       expect(Math.abs(r.loss - local.loss)).toBeLessThan(1e-6 * local.loss);
       const tol = dtype === 'float64' ? 1e-12 : 1e-5;
@@ -99,13 +97,13 @@ describe('GradientPool', () => {
     const model = sharedModel(Gpt.init(config, 12));
     const batch = makeBatch(2, 7);
     const a = await startPool(model);
-    const r1 = await a.supervised(batch);
+    const r1 = await a.lossAndGrad(batch, crossEntropy);
     const g1 = Float32Array.from(a.grads);
-    const r2 = await a.supervised(batch);
+    const r2 = await a.lossAndGrad(batch, crossEntropy);
     expect(r2).toEqual(r1);
     expect(Buffer.from(Float32Array.from(a.grads).buffer).equals(Buffer.from(g1.buffer))).toBe(true);
     const b = await startPool(model);
-    const r3 = await b.supervised(batch);
+    const r3 = await b.lossAndGrad(batch, crossEntropy);
     expect(r3).toEqual(r1);
     expect(Buffer.from(Float32Array.from(b.grads).buffer).equals(Buffer.from(g1.buffer))).toBe(true);
   });
@@ -114,9 +112,9 @@ describe('GradientPool', () => {
     const model = sharedModel(Gpt.init(config, 13));
     const batch = makeBatch(3);
     const pool = await startPool(model);
-    const before = await pool.supervised(batch);
+    const before = await pool.lossAndGrad(batch, crossEntropy);
     for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 0.5;
-    const after = await pool.supervised(batch);
+    const after = await pool.lossAndGrad(batch, crossEntropy);
     expect(after.loss).not.toBe(before.loss);
     expect(Math.abs(after.loss - crossEntropyLossAndGrad(model, batch, null).loss)).toBeLessThan(1e-5);
   });
@@ -124,8 +122,8 @@ describe('GradientPool', () => {
   it('returns a zero loss and gradient for a batch without targets', async () => {
     const model = sharedModel(Gpt.init(config, 14));
     const pool = await startPool(model);
-    await pool.supervised(makeBatch(4));
-    const r = await pool.supervised([{ tokens: [1, 2, 3], lossMask: [0, 0, 0] }]);
+    await pool.lossAndGrad(makeBatch(4), crossEntropy);
+    const r = await pool.lossAndGrad([{ tokens: [1, 2, 3], lossMask: [0, 0, 0] }], crossEntropy);
     expect(r).toEqual({ loss: 0, tokens: 0 });
     expect(pool.grads.every((g) => g === 0)).toBe(true);
   });
@@ -135,11 +133,11 @@ describe('GradientPool', () => {
     const pool = await startPool(model);
     expect(pool.liveWorkers).toBe(2);
     const bad = [...makeBatch(5), { tokens: [1, 2, 999] }];
-    await expect(pool.supervised(bad)).rejects.toThrow(
+    await expect(pool.lossAndGrad(bad, crossEntropy)).rejects.toThrow(
       /gradient worker \d failed: token id 999 out of range/,
     );
     expect(pool.liveWorkers).toBe(0);
-    await expect(pool.supervised(makeBatch(5))).rejects.toThrow(/closed after a failure/);
+    await expect(pool.lossAndGrad(makeBatch(5), crossEntropy)).rejects.toThrow(/closed after a failure/);
     await pool.close();
   });
 
@@ -157,32 +155,31 @@ describe('GradientPool', () => {
     await Promise.all([pool.close(), pool.close()]);
     await pool.close();
     expect(pool.liveWorkers).toBe(0);
-    await expect(pool.supervised(makeBatch(6))).rejects.toThrow(/closed/);
+    await expect(pool.lossAndGrad(makeBatch(6), crossEntropy)).rejects.toThrow(/closed/);
   });
 });
 
-describe('SupervisedTrainer with workers', () => {
+describe('the training core with workers', () => {
   it('lowers the loss with 2 workers and tracks the in-process trainer', async () => {
     const batch = makeBatch(7, 8);
     const init = Gpt.init(config, 18);
-    const local = new SupervisedTrainer(init.clone(), { lr: 1e-2 });
+    const local = new Trainer(init.clone(), { lr: 1e-2 });
     const shared = sharedModel(init);
-    const parallel = new SupervisedTrainer(shared, { lr: 1e-2, workers: 2 });
+    const parallel = new Trainer(shared, { lr: 1e-2, workers: 2 });
     // weights outside shared memory work too (copied to the workers each step)
-    const copied = new SupervisedTrainer(init.clone(), { lr: 1e-2, workers: 2 });
+    const copied = new Trainer(init.clone(), { lr: 1e-2, workers: 2 });
     try {
       const losses: number[] = [];
       for (let i = 0; i < 8; i++) {
-        const a = local.step(batch);
-        const b = await parallel.stepAsync(batch);
-        const c = await copied.stepAsync(batch);
+        const a = await local.step(batch, crossEntropy);
+        const b = await parallel.step(batch, crossEntropy);
+        const c = await copied.step(batch, crossEntropy);
         expect(Math.abs(a.loss - b.loss)).toBeLessThan(1e-4 * a.loss);
         expect(c).toEqual(b);
         losses.push(b.loss);
       }
       expect(losses.at(-1)!).toBeLessThan(losses[0]! * 0.8);
       expect(relativeError(local.model.params, shared.params)).toBeLessThan(1e-4);
-      expect(() => parallel.step(batch)).toThrow(/stepAsync/);
     } finally {
       await parallel.close();
       await copied.close();
@@ -192,9 +189,9 @@ describe('SupervisedTrainer with workers', () => {
 
   it('keeps the in-process path with workers: 1', async () => {
     const batch = makeBatch(8);
-    const a = new SupervisedTrainer(Gpt.init(config, 19), { lr: 1e-2 });
-    const b = new SupervisedTrainer(Gpt.init(config, 19), { lr: 1e-2, workers: 1 });
-    expect(await b.stepAsync(batch)).toEqual(a.step(batch));
+    const a = new Trainer(Gpt.init(config, 19), { lr: 1e-2 });
+    const b = new Trainer(Gpt.init(config, 19), { lr: 1e-2, workers: 1 });
+    expect(await b.step(batch, crossEntropy)).toEqual(await a.step(batch, crossEntropy));
     expect(Buffer.from(b.model.params.buffer).equals(Buffer.from(a.model.params.buffer))).toBe(true);
     await b.close();
   });
@@ -230,7 +227,7 @@ describe('GRPO on the pool', () => {
         reference: reference.params,
       });
       pools.push(pool);
-      const r = await pool.grpo(batch, opts);
+      const r = await pool.lossAndGrad(batch, grpoLoss(opts));
       expect(r.tokens).toBe(local.tokens);
       expect(r.clipFrac).toBe(local.clipFrac);
       const tol = dtype === 'float64' ? 1e-12 : 1e-5;
@@ -239,16 +236,18 @@ describe('GRPO on the pool', () => {
       expect(relativeError(grads, pool.grads)).toBeLessThan(tol);
       // without a reference in the pool the KL term cannot be computed
       const bare = await startPool(model);
-      await expect(bare.grpo(batch, opts)).rejects.toThrow(/no reference model and no refLogprobs/);
+      await expect(bare.lossAndGrad(batch, grpoLoss(opts))).rejects.toThrow(
+        /no reference model and no refLogprobs/,
+      );
     });
   }
 
-  it('GrpoLearner with 2 workers tracks the in-process learner and raises rewarded logprobs', async () => {
+  it('the training core with 2 workers tracks the in-process one and raises rewarded logprobs', async () => {
     const init = Gpt.init(config, 23);
     const batch = makeGrpoBatch(init, 4, 8);
-    const opts = { lr: 5e-3, klCoef: 0.01 };
-    const local = new GrpoLearner(init.clone(), init.clone(), opts);
-    const parallel = new GrpoLearner(sharedModel(init), init.clone(), { ...opts, workers: 2 });
+    const loss = grpoLoss({ klCoef: 0.01 });
+    const local = new Trainer(init.clone(), { lr: 5e-3 }, init.clone());
+    const parallel = new Trainer(sharedModel(init), { lr: 5e-3, workers: 2 }, init.clone());
     const logprobOfRewarded = (m: Gpt) =>
       batch
         .filter((s) => (s.advantage as number) > 0)
@@ -259,14 +258,13 @@ describe('GRPO on the pool', () => {
     const before = logprobOfRewarded(parallel.model);
     try {
       for (let i = 0; i < 4; i++) {
-        const a = local.update(batch);
-        const b = await parallel.updateAsync(batch);
+        const a = await local.step(batch, loss);
+        const b = await parallel.step(batch, loss);
         expect(b.tokens).toBe(a.tokens);
         expect(Math.abs(a.loss - b.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(a.loss)));
       }
       expect(relativeError(local.model.params, parallel.model.params)).toBeLessThan(1e-4);
       expect(logprobOfRewarded(parallel.model)).toBeGreaterThan(before);
-      await expect(async () => parallel.update(batch)).rejects.toThrow(/updateAsync/);
     } finally {
       await parallel.close();
       await parallel.close();

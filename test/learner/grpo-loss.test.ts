@@ -3,8 +3,8 @@
  * per-token advantages. Gradients against central differences in float64.
  */
 import { describe, expect, it } from 'vitest';
-import { type GrpoSequence, grpoLossAndGrad } from '../../src/learner/embedded/grpo.js';
-import { Gpt, type GptConfig, sequenceLogprobs } from '../../src/policy/embedded/model.js';
+import { type GrpoSequence, grpoLossAndGrad, sequenceLogprobs } from '../../src/learner/embedded/losses.js';
+import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 
 const config: GptConfig = {

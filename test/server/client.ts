@@ -4,11 +4,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { paramsOfTool } from '../../src/agent/trajectory.js';
-import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
 import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
-import { jsonDumps } from '../../src/envs/bfcl/py/format.js';
-import type { PyDict } from '../../src/envs/bfcl/py/values.js';
+import { hermesText, structuredCall } from '../support/calls.js';
 import { ROOT } from '../support/cli.js';
 
 export interface Served {
@@ -124,22 +121,6 @@ export class Instance {
   }
 }
 
-/**
- * A ground-truth call string as a name and its arguments' JSON text, written the way Python's
- * json.dumps writes them (a float stays `19.0`: JSON.stringify would make it the int `19`, which
- * the tools keep as an int and the checker then tells apart).
- */
-export function structuredCall(call: string, data: BfclData): { name: string; arguments: string } {
-  const expr = parsePythonExpression(call);
-  if (expr.kind !== 'call') throw new Error(`not a call: ${call}`);
-  const name = calleeName(expr.callee)!;
-  const params = paramsOfTool(data)(name) ?? [];
-  const args: PyDict = new Map();
-  for (const [i, a] of expr.args.entries()) args.set(params[i]!.name, literalValue(a)!);
-  for (const k of expr.kwargs) args.set(k.name, literalValue(k.value)!);
-  return { name, arguments: jsonDumps(args) };
-}
-
 /** Ground-truth calls as a model writes them in one format's assistant message. */
 export function encodeCalls(
   calls: readonly string[],
@@ -153,9 +134,7 @@ export function encodeCalls(
       content: null,
       tool_calls: structured.map((s, i) => ({ id: `call_${i}`, type: 'function', function: s })),
     };
-  const block = (s: { name: string; arguments: string }) =>
-    `<tool_call>\n{"name": ${JSON.stringify(s.name)}, "arguments": ${s.arguments}}\n</tool_call>`;
-  return { content: structured.map(block).join('\n') };
+  return { content: hermesText(structured) };
 }
 
 /** Plays a task's ground truth: each turn's calls in one step, then a text answer ends the turn. */

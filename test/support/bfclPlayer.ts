@@ -6,9 +6,9 @@
 import type { ToolCallFormat } from '../../src/agent/format.js';
 import { paramsOfTool } from '../../src/agent/trajectory.js';
 import { keywordCallString } from '../../src/envs/bfcl/calls/decode.js';
-import { inspectCall } from '../../src/envs/bfcl/calls/inspect.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE } from '../../src/envs/bfcl/episode.js';
+import { hermesText, structuredCall } from './calls.js';
 import type { ChatRequestBody, FakeReply, FakeScript } from './fakeModelServer.js';
 
 export type Behaviour =
@@ -57,19 +57,12 @@ export function locate(body: ChatRequestBody, data: BfclData, ids: readonly stri
 }
 
 function encodeCalls(calls: readonly string[], format: ToolCallFormat, data: BfclData): FakeReply {
-  const params = paramsOfTool(data);
-  const structured = calls.map((c) => {
-    const i = inspectCall(c, params);
-    return { name: i.name!, arguments: i.args! };
-  });
+  const structured = calls.map((c) => structuredCall(c, data));
   switch (format) {
     case 'native':
-      return {
-        content: null,
-        toolCalls: structured.map((s) => ({ name: s.name, arguments: JSON.stringify(s.arguments) })),
-      };
+      return { content: null, toolCalls: structured };
     case 'hermes':
-      return { content: structured.map((s) => `<tool_call>\n${JSON.stringify(s)}\n</tool_call>`).join('\n') };
+      return { content: hermesText(structured) };
     case 'python':
       // as BFCL's prompt asks: keyword arguments only (the official decoder drops positional ones)
       return { content: `[${calls.map((c) => keywordForm(c, data)).join(', ')}]` };

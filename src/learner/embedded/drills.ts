@@ -23,7 +23,7 @@
  * demonstrations with 30% drills then brought that back (88%) and kept the copying (98%).
  */
 import type { Rng } from '../../envs/mini/index.js';
-import type { SupervisedSequence } from './supervised.js';
+import type { SupervisedSequence } from './losses.js';
 
 const MAX_RUN = 32;
 

@@ -5,9 +5,8 @@
  */
 import { type Arr, Gpt } from '../../policy/embedded/model.js';
 import { serveRequests } from '../../util/thread-pool.js';
-import { grpoSumsAndGrad } from './grpo.js';
+import { lossOf } from './losses.js';
 import type { GradientReply, GradientRequest, GradientWorkerData, SharedView } from './parallel.js';
-import { crossEntropySumAndGrad } from './supervised.js';
 
 serveRequests(
   (data: GradientWorkerData) => {
@@ -24,18 +23,6 @@ serveRequests(
   },
   ({ model, reference, grads }, req: GradientRequest): GradientReply => {
     grads.fill(0);
-    switch (req.kind) {
-      case 'supervised': {
-        const r = crossEntropySumAndGrad(model, req.sequences, grads, req.denominator);
-        return { kind: 'supervised', lossSum: r.lossSum, tokens: r.tokens };
-      }
-      case 'grpo':
-        return {
-          kind: 'grpo',
-          sums: grpoSumsAndGrad(model, reference, req.sequences, req.opts, grads, req.denominator),
-        };
-      default:
-        throw new Error(`unknown request kind ${String((req as { kind: unknown }).kind)}`);
-    }
+    return lossOf(req.loss).sums(model, reference, req.sequences, grads, req.denominator);
   },
 );

@@ -1,7 +1,7 @@
 /**
- * The embedded GPT behind the `Learner` contract: PPO-clip + k3 KL gradients (grpo.ts) on this
- * thread or on the data-parallel gradient workers (parallel.ts), Adam with global-norm clipping,
- * and a sampler on the new weights: the weights are written as a checkpoint directory (the format
+ * The embedded GPT behind the `Learner` contract: the PPO-clip + k3 KL loss (losses.ts) on the
+ * training core (trainer.ts: this thread or the data-parallel gradient workers, Adam with
+ * global-norm clipping), and a sampler on the new weights: the weights are written as a checkpoint directory (the format
  * `seal eval --model DIR` reads) and sampler threads load it.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -21,9 +21,9 @@ import type {
   SamplingPolicy,
   TrainingDatum,
 } from '../learner.js';
-import { type GrpoSequence, grpoLossAndGrad } from './grpo.js';
-import { Adam, clipGradNorm } from './optim.js';
-import { LazyGradientPool, sharedModel } from './parallel.js';
+import { type GrpoSequence, grpoLoss } from './losses.js';
+import { sharedModel } from './parallel.js';
+import { Trainer } from './trainer.js';
 
 export const OPTIMIZER_FILE = 'optimizer.bin';
 
@@ -46,25 +46,21 @@ const toSequence = (d: TrainingDatum): GrpoSequence => ({
 });
 
 export class EmbeddedLearner implements Learner {
-  private readonly adam: Adam;
-  private readonly grads: Float32Array | Float64Array;
-  private readonly pool: LazyGradientPool;
-  private pending = 0;
+  private readonly trainer: Trainer;
   private sampler: SamplingPolicy | undefined;
   private samplerVersion = -1;
 
   private constructor(
     readonly model: Gpt,
-    private readonly reference: Gpt,
+    reference: Gpt,
     readonly tokenizer: Tokenizer,
     private readonly baseConfig: Record<string, unknown>,
     /** the base's tokenizer file, copied byte for byte so its sha256 stays the base's */
     private readonly tokenizerText: string,
     private readonly opts: EmbeddedLearnerOptions,
   ) {
-    this.adam = new Adam(model.numParams, { lr: 0 });
-    this.grads = model.zerosLike();
-    this.pool = new LazyGradientPool(model, opts.gradientWorkers, reference);
+    // the learning rate and the clip come with each optimStep
+    this.trainer = new Trainer(model, { lr: 0, workers: opts.gradientWorkers }, reference);
   }
 
   /**
@@ -80,39 +76,23 @@ export class EmbeddedLearner implements Learner {
     if (resumeDir) {
       const saved = loadCheckpoint(resumeDir).model;
       trained.params.set(saved.params);
-      learner.adam.restore(new Uint8Array(readFileSync(join(resumeDir, OPTIMIZER_FILE))));
+      learner.trainer.optimizer.restore(new Uint8Array(readFileSync(join(resumeDir, OPTIMIZER_FILE))));
     }
     return learner;
   }
 
   get version(): number {
-    return this.adam.steps;
+    return this.trainer.optimizer.steps;
   }
 
-  async forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
-    const batch = data.map(toSequence);
-    const opts = { clipEps: loss.clipEps, klCoef: loss.klCoef, temperature: loss.temperature };
-    let stats: ForwardBackwardResult;
-    if (this.opts.gradientWorkers > 1) {
-      const pool = await this.pool.ready();
-      stats = await pool.grpo(batch, opts);
-      for (let i = 0; i < this.grads.length; i++) this.grads[i] = this.grads[i]! + pool.grads[i]!;
-    } else {
-      stats = grpoLossAndGrad(this.model, this.reference, batch, opts, this.grads);
-    }
-    this.pending += stats.tokens;
-    return stats;
+  forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
+    const { clipEps, klCoef, temperature } = loss;
+    return this.trainer.forwardBackward(data.map(toSequence), grpoLoss({ clipEps, klCoef, temperature }));
   }
 
   async optimStep(adam: AdamParams): Promise<OptimStepResult> {
-    const gradNorm = clipGradNorm(this.grads, adam.maxGradNorm ?? 1);
-    if (this.pending > 0) {
-      this.adam.lr = adam.lr;
-      this.adam.step(this.model.params, this.grads);
-    }
-    this.grads.fill(0);
-    this.pending = 0;
-    return { gradNorm, step: this.adam.steps };
+    const gradNorm = this.trainer.optimStep({ lr: adam.lr, maxGradNorm: adam.maxGradNorm ?? 1 });
+    return { gradNorm, step: this.version };
   }
 
   async samplingPolicy(): Promise<SamplingPolicy> {
@@ -152,7 +132,7 @@ export class EmbeddedLearner implements Learner {
 
   async save(dir: string): Promise<void> {
     this.writeCheckpoint(dir);
-    writeAtomic(join(dir, OPTIMIZER_FILE), this.adam.serialize({ exact: true }));
+    writeAtomic(join(dir, OPTIMIZER_FILE), this.trainer.optimizer.serialize({ exact: true }));
   }
 
   static hasState(dir: string): boolean {
@@ -162,6 +142,6 @@ export class EmbeddedLearner implements Learner {
   async close(): Promise<void> {
     await this.sampler?.close();
     this.sampler = undefined;
-    await this.pool.close();
+    await this.trainer.close();
   }
 }

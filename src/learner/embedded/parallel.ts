@@ -14,15 +14,7 @@
  */
 import { type Arr, allocate, type DType, Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { ThreadPool } from '../../util/thread-pool.js';
-import {
-  type GrpoLossOptions,
-  type GrpoSequence,
-  type GrpoStats,
-  type GrpoSums,
-  grpoStats,
-  grpoTargets,
-} from './grpo.js';
-import { countTargets, type SupervisedSequence, targetWeight } from './supervised.js';
+import { addSums, type Loss, type LossSpec, type LossSums, type TokenSequence } from './losses.js';
 
 /** what a worker is started with (worker_threads `workerData`) */
 export interface GradientWorkerData {
@@ -40,24 +32,16 @@ export interface SharedView {
   readonly length: number;
 }
 
-export type GradientRequest =
-  | {
-      readonly kind: 'supervised';
-      readonly sequences: readonly SupervisedSequence[];
-      /** the whole batch's summed target weight */
-      readonly denominator: number;
-    }
-  | {
-      readonly kind: 'grpo';
-      readonly sequences: readonly GrpoSequence[];
-      /** the whole batch's loss-token count */
-      readonly denominator: number;
-      readonly opts: GrpoLossOptions;
-    };
+/** one worker's share of a batch, and the loss to sum over it */
+export interface GradientRequest {
+  readonly loss: LossSpec;
+  readonly sequences: readonly TokenSequence[];
+  /** the whole batch's token-mean denominator */
+  readonly denominator: number;
+}
 
-export type GradientReply =
-  | { readonly kind: 'supervised'; readonly lossSum: number; readonly tokens: number }
-  | { readonly kind: 'grpo'; readonly sums: GrpoSums };
+/** the share's summed loss parts (its gradient is in the worker's buffer) */
+export type GradientReply = LossSums;
 
 export const isShared = (a: Arr): boolean => a.buffer instanceof SharedArrayBuffer;
 
@@ -109,7 +93,7 @@ export interface GradientPoolOptions {
 }
 
 export class GradientPool {
-  /** the batch gradient after `supervised` or `grpo` (the sum of the workers' buffers) */
+  /** the batch gradient after `lossAndGrad` (the sum of the workers' buffers) */
   readonly grads: Arr;
   private busy = false;
 
@@ -165,52 +149,28 @@ export class GradientPool {
   }
 
   /**
-   * The token-mean cross-entropy of `batch` and (into `grads`) its gradient, as
-   * `crossEntropyLossAndGrad` computes them in process. One call at a time.
-   */
-  async supervised(batch: readonly SupervisedSequence[]): Promise<{ loss: number; tokens: number }> {
-    const n = countTargets(batch);
-    const weight = targetWeight(batch);
-    const replies = await this.run(batch, n, (sequences) => ({
-      kind: 'supervised',
-      sequences,
-      denominator: weight,
-    }));
-    let lossSum = 0;
-    for (const r of replies) if (r.kind === 'supervised') lossSum += r.lossSum;
-    return n === 0 ? { loss: 0, tokens: 0 } : { loss: lossSum / weight, tokens: n };
-  }
-
-  /**
-   * The GRPO loss statistics of `batch` and (into `grads`) its gradient, as `grpoLossAndGrad`
-   * computes them in process; the KL term needs the pool's `reference` unless every sequence
+   * The statistics of `batch` under `loss` and (into `grads`) its gradient, as `lossAndGrad`
+   * computes them on one thread; GRPO's KL term needs the pool's `reference` unless every sequence
    * carries its reference logprobs. One call at a time.
    */
-  async grpo(batch: readonly GrpoSequence[], opts: GrpoLossOptions): Promise<Omit<GrpoStats, 'gradNorm'>> {
-    const n = grpoTargets(batch);
-    const replies = await this.run(batch, n, (sequences) => ({
-      kind: 'grpo',
+  async lossAndGrad<S extends TokenSequence, P extends LossSums, R extends { readonly tokens: number }>(
+    batch: readonly S[],
+    loss: Loss<S, P, R>,
+  ): Promise<R> {
+    const targets = loss.targets(batch);
+    const parts = await this.run(batch, targets.count, (sequences) => ({
+      loss: loss.spec,
       sequences,
-      denominator: n,
-      opts,
+      denominator: targets.denominator,
     }));
-    const sums = { pgSum: 0, klSum: 0, clipped: 0, ratioSum: 0, tokens: 0 };
-    for (const r of replies) {
-      if (r.kind !== 'grpo') continue;
-      sums.pgSum += r.sums.pgSum;
-      sums.klSum += r.sums.klSum;
-      sums.clipped += r.sums.clipped;
-      sums.ratioSum += r.sums.ratioSum;
-      sums.tokens += r.sums.tokens;
-    }
-    return grpoStats(sums, opts.klCoef);
+    return loss.stats(addSums(loss.zero, parts as P[]), targets);
   }
 
   /**
    * Splits `batch` over the workers by tokens, sends each its share, and sums their gradients
    * into `grads` in worker order. `targets` 0 skips the workers (zero gradient).
    */
-  private async run<S extends { readonly tokens: readonly number[] }>(
+  private async run<S extends TokenSequence>(
     batch: readonly S[],
     targets: number,
     request: (sequences: S[]) => GradientRequest,

@@ -36,9 +36,10 @@ import { UserError } from '../../util/errors.js';
 import { writeAtomic } from '../../util/files.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { copyDrill } from './drills.js';
+import { crossEntropy, type HeldOutScore, heldOutScore, type SupervisedSequence } from './losses.js';
 import { warmupCosine } from './optim.js';
 import { sharedModel } from './parallel.js';
-import { type HeldOutScore, heldOutScore, type SupervisedSequence, SupervisedTrainer } from './supervised.js';
+import { Trainer } from './trainer.js';
 
 export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
   vocabSize: 1024,
@@ -538,7 +539,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     `demonstrations ${data.demonstrations} (cues ${data.cues}, recoveries ${data.recoveries}); sequences ${data.sequences}, truncated ${data.truncated}, skipped ${data.skipped}, mean ${data.meanTokens} tokens`,
   );
 
-  const trainer = new SupervisedTrainer(model, {
+  const trainer = new Trainer(model, {
     lr: settings.lr,
     maxGradNorm: settings.maxGradNorm,
     workers,
@@ -601,7 +602,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
           : settings.lr;
       trainer.optimizer.lr = lr;
       const t0 = performance.now();
-      const r = await trainer.stepAsync(batch);
+      const r = await trainer.step(batch, crossEntropy);
       stepsDone++;
       const ms = Math.round(performance.now() - t0);
       const checkpoint = stepsDone % saveEvery === 0 || stepsDone === steps;

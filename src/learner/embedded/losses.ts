@@ -1,0 +1,447 @@
+/**
+ * The losses the embedded model trains on, with what they are built from: the logprob of a target
+ * token and its gradient on the logits; the next-token cross-entropy of supervised training; and
+ * GRPO's PPO-clip surrogate with a k3 KL to a frozen reference (SEAL method doc, section 7),
+ * token-mean over the masked (assistant) tokens of the whole batch.
+ *
+ * Each loss is a `Loss`: how a batch's targets are counted, the summed loss parts of any share of
+ * a batch with their gradient, and the statistics of a whole batch's sums. Summing shares with the
+ * whole batch's denominator is what lets the trainer (trainer.ts) compute a gradient on this thread
+ * or split over the gradient workers (parallel.ts) with one code path; a worker rebuilds the loss
+ * from its serialisable `spec`.
+ *
+ * Pure functions of the model and the batch: nothing here keeps state between calls.
+ */
+
+import { addLogprobGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
+import { type Arr, allocate, type Gpt } from '../../policy/embedded/model.js';
+import type { ForwardBackwardResult } from '../learner.js';
+
+// ---------------------------------------------------------------------------------------------
+// logprobs on logits
+
+/** log-softmax of row `t` evaluated at `target` */
+export function tokenLogprob(logits: Arr, V: number, t: number, target: number): number {
+  if (logits instanceof Float32Array) return tokenLogprobF32(logits, V, t, target);
+  const r = t * V;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < V; j++) if (logits[r + j]! > max) max = logits[r + j]!;
+  let sum = 0;
+  for (let j = 0; j < V; j++) sum += Math.exp(logits[r + j]! - max);
+  return logits[r + target]! - max - Math.log(sum);
+}
+
+/**
+ * Per-position logprobs of each next token: out[t] = log p(tokens[t] | tokens[<t]) for t >= 1
+ * (out[0] = 0).
+ */
+export function sequenceLogprobs(logits: Arr, V: number, tokens: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(tokens.length);
+  for (let t = 1; t < tokens.length; t++) out[t] = tokenLogprob(logits, V, t - 1, tokens[t]!);
+  return out;
+}
+
+/**
+ * Adds `w * d logp(target)/dlogits` for row `t` into `dlogits` (w = dLoss/dlogp), that is
+ * w * (onehot(target) - softmax(row)).
+ */
+export function addLogprobGrad(
+  dlogits: Arr,
+  logits: Arr,
+  V: number,
+  t: number,
+  target: number,
+  w: number,
+): void {
+  if (dlogits instanceof Float32Array && logits instanceof Float32Array) {
+    addLogprobGradF32(dlogits, logits, V, t, target, w);
+    return;
+  }
+  const r = t * V;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < V; j++) if (logits[r + j]! > max) max = logits[r + j]!;
+  let sum = 0;
+  for (let j = 0; j < V; j++) sum += Math.exp(logits[r + j]! - max);
+  const inv = 1 / sum;
+  for (let j = 0; j < V; j++) dlogits[r + j] = dlogits[r + j]! - w * Math.exp(logits[r + j]! - max) * inv;
+  dlogits[r + target] = dlogits[r + target]! + w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the loss contract
+
+/** What every training sequence has; a batch is split over workers by its length. */
+export interface TokenSequence {
+  readonly tokens: readonly number[];
+}
+
+/** A batch's loss targets: the tokens that carry loss, and the denominator of its token mean. */
+export interface Targets {
+  readonly count: number;
+  readonly denominator: number;
+}
+
+/** Summed loss parts: plain numbers, so the sums of a batch's shares add up key by key. */
+export type LossSums = { readonly [part: string]: number };
+
+/** Which loss, and its options: what a gradient worker rebuilds the loss from (`lossOf`). */
+export type LossSpec =
+  | { readonly kind: 'cross-entropy' }
+  | { readonly kind: 'grpo'; readonly opts: GrpoLossOptions };
+
+export interface Loss<S extends TokenSequence, P extends LossSums, R extends { readonly tokens: number }> {
+  readonly spec: LossSpec;
+  /** the sums of no tokens */
+  readonly zero: P;
+  /** checks the shapes of `batch` and counts its targets */
+  targets(batch: readonly S[]): Targets;
+  /**
+   * The summed loss parts of `batch` (a whole batch or one share of it); when `grads` is given,
+   * ADDS the gradient of (summed loss / `denominator`) into it. With the whole batch's denominator,
+   * a share contributes exactly its part of the batch's token-mean loss and gradient.
+   */
+  sums(model: Gpt, reference: Gpt | null, batch: readonly S[], grads: Arr | null, denominator: number): P;
+  /** the statistics of a whole batch from its summed parts */
+  stats(sums: P, targets: Targets): R;
+}
+
+/** The sums of a batch's shares, added key by key in the order given (worker order). */
+export function addSums<P extends LossSums>(zero: P, parts: readonly P[]): P {
+  const out: Record<string, number> = { ...zero };
+  for (const p of parts) for (const k of Object.keys(out)) out[k] = out[k]! + p[k]!;
+  return out as P;
+}
+
+/**
+ * The statistics of `batch` under `loss`, computed on this thread; when `grads` is given, ADDS the
+ * batch's gradient into it. `reference` is GRPO's frozen model for the KL term (null elsewhere).
+ */
+export function lossAndGrad<
+  S extends TokenSequence,
+  P extends LossSums,
+  R extends { readonly tokens: number },
+>(loss: Loss<S, P, R>, model: Gpt, reference: Gpt | null, batch: readonly S[], grads: Arr | null): R {
+  const targets = loss.targets(batch);
+  const parts = targets.count === 0 ? [] : [loss.sums(model, reference, batch, grads, targets.denominator)];
+  return loss.stats(addSums(loss.zero, parts), targets);
+}
+
+// ---------------------------------------------------------------------------------------------
+// cross-entropy (supervised training)
+
+export interface SupervisedSequence extends TokenSequence {
+  /**
+   * per token, its weight as a training target: 0 for none, 1 for a full target, in between for a
+   * token that should count less (default: every token after the first, weight 1)
+   */
+  readonly lossMask?: readonly number[];
+}
+
+/** the number of target tokens of `batch` */
+export function countTargets(batch: readonly SupervisedSequence[]): number {
+  let n = 0;
+  for (const s of batch) for (let t = 1; t < s.tokens.length; t++) if ((s.lossMask?.[t] ?? 1) > 0) n++;
+  return n;
+}
+
+/** the summed target weights of `batch`: the denominator of its weighted token-mean loss */
+export function targetWeight(batch: readonly SupervisedSequence[]): number {
+  let w = 0;
+  for (const s of batch)
+    for (let t = 1; t < s.tokens.length; t++) {
+      const m = s.lossMask?.[t] ?? 1;
+      if (m > 0) w += m;
+    }
+  return w;
+}
+
+export interface CrossEntropySums extends LossSums {
+  /** summed weighted negative log-likelihood of the targets */
+  readonly lossSum: number;
+  readonly tokens: number;
+}
+
+export interface CrossEntropyStats {
+  /** weighted token-mean negative log-likelihood */
+  readonly loss: number;
+  readonly tokens: number;
+}
+
+/**
+ * The summed weighted negative log-likelihood of the targets of `batch`; when `grads` is given,
+ * ADDS the gradient of (that sum / `denominator`) into it.
+ */
+export function crossEntropySumAndGrad(
+  model: Gpt,
+  batch: readonly SupervisedSequence[],
+  grads: Arr | null,
+  denominator: number,
+): CrossEntropySums {
+  const V = model.config.vocabSize;
+  let loss = 0;
+  let n = 0;
+  for (const s of batch) {
+    const { logits, cache } = model.forward(s.tokens);
+    const dlogits = grads ? allocate(model.dtype, logits.length) : null;
+    for (let t = 1; t < s.tokens.length; t++) {
+      const w = s.lossMask?.[t] ?? 1;
+      if (w <= 0) continue;
+      const y = s.tokens[t]!;
+      loss -= w * tokenLogprob(logits, V, t - 1, y);
+      n++;
+      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, -w / denominator);
+    }
+    if (grads && dlogits) model.backward(cache, dlogits, grads);
+  }
+  return { lossSum: loss, tokens: n };
+}
+
+export const crossEntropy: Loss<SupervisedSequence, CrossEntropySums, CrossEntropyStats> = {
+  spec: { kind: 'cross-entropy' },
+  zero: { lossSum: 0, tokens: 0 },
+  targets: (batch) => ({ count: countTargets(batch), denominator: targetWeight(batch) }),
+  sums: (model, _reference, batch, grads, denominator) =>
+    crossEntropySumAndGrad(model, batch, grads, denominator),
+  stats: (sums, targets) =>
+    targets.count === 0
+      ? { loss: 0, tokens: 0 }
+      : { loss: sums.lossSum / targets.denominator, tokens: sums.tokens },
+};
+
+/** Mean cross-entropy over the targets of `batch`; when `grads` is given, ADDS its gradient into it. */
+export function crossEntropyLossAndGrad(
+  model: Gpt,
+  batch: readonly SupervisedSequence[],
+  grads: Arr | null,
+): CrossEntropyStats {
+  return lossAndGrad(crossEntropy, model, null, batch, grads);
+}
+
+/** Teacher-forced fit of a model on sequences it is not trained on. */
+export interface HeldOutScore {
+  /** mean negative log-likelihood of the target tokens */
+  readonly loss: number;
+  /** share of target tokens that are the model's most likely next token (what greedy decoding writes) */
+  readonly accuracy: number;
+  readonly tokens: number;
+}
+
+/** Scores the targets (mask > 0, each counted once whatever its weight) of `sequences`. */
+export function heldOutScore(model: Gpt, sequences: readonly SupervisedSequence[]): HeldOutScore {
+  const V = model.config.vocabSize;
+  let loss = 0;
+  let hits = 0;
+  let n = 0;
+  for (const s of sequences) {
+    const { logits } = model.forward(s.tokens);
+    for (let t = 1; t < s.tokens.length; t++) {
+      if ((s.lossMask?.[t] ?? 1) <= 0) continue;
+      const y = s.tokens[t]!;
+      loss -= tokenLogprob(logits, V, t - 1, y);
+      const row = (t - 1) * V;
+      let best = 0;
+      for (let j = 1; j < V; j++) if (logits[row + j]! > logits[row + best]!) best = j;
+      if (best === y) hits++;
+      n++;
+    }
+  }
+  return { loss: n > 0 ? loss / n : 0, accuracy: n > 0 ? hits / n : 0, tokens: n };
+}
+
+// ---------------------------------------------------------------------------------------------
+// GRPO: PPO-clip surrogate + k3 KL to a frozen reference
+
+export interface GrpoSequence extends TokenSequence {
+  /** per token, 1 where the token carries loss (assistant tokens); lossMask[0] must be 0 */
+  readonly lossMask: readonly number[];
+  /** per token, the sampler's logprob (read where lossMask is 1) */
+  readonly oldLogprobs: readonly number[];
+  /**
+   * the advantage (already group-normalised and diagnosis-weighted): one for the whole sequence, or
+   * one per token (read where lossMask is 1), e.g. when only some turns of a rollout take its credit
+   */
+  readonly advantage: number | readonly number[];
+  /** per token, the reference model's logprobs; computed from `reference` when absent */
+  readonly refLogprobs?: readonly number[];
+}
+
+export interface GrpoLossOptions {
+  /** PPO ratio clip; default 0.2 */
+  readonly clipEps?: number;
+  /** k3 KL-to-reference coefficient; default 0.001 */
+  readonly klCoef?: number;
+  /**
+   * the sampling temperature the old logprobs were drawn at: the ratio compares like with like
+   * (logits / T for both); default 1. The KL term always uses the untempered distributions.
+   */
+  readonly temperature?: number;
+  /** sequences whose activations are alive at once; default 1 */
+  readonly microBatchSize?: number;
+}
+
+/** The summed parts of a batch's GRPO loss; divided by `tokens` they are the token means. */
+export interface GrpoSums extends LossSums {
+  readonly pgSum: number;
+  readonly klSum: number;
+  readonly clipped: number;
+  readonly ratioSum: number;
+  readonly tokens: number;
+}
+
+/** the token means of a batch's GRPO loss: what the learner contract reports of it */
+export type GrpoStats = ForwardBackwardResult;
+
+/** Checks a batch's shapes and counts its loss tokens (the token-mean denominator). */
+export function grpoTargets(batch: readonly GrpoSequence[]): number {
+  let n = 0;
+  for (const s of batch) {
+    if (
+      s.lossMask.length !== s.tokens.length ||
+      s.oldLogprobs.length !== s.tokens.length ||
+      (typeof s.advantage !== 'number' && s.advantage.length !== s.tokens.length)
+    ) {
+      throw new Error(
+        'GRPO: tokens, lossMask, oldLogprobs (and per-token advantages) must have the same length',
+      );
+    }
+    if ((s.lossMask[0] ?? 0) > 0)
+      throw new Error('GRPO: the first token cannot carry loss (nothing predicts it)');
+    for (let t = 1; t < s.tokens.length; t++) if (s.lossMask[t]! > 0) n++;
+  }
+  return n;
+}
+
+/**
+ * The summed GRPO loss parts of `batch`; when `grads` is given, ADDS the gradient of (summed loss
+ * / `denominator`) into it. Sequences are processed in micro-batches of `microBatchSize` (their
+ * activations alive together), each sequence's backward pass run before the next micro-batch.
+ */
+export function grpoSumsAndGrad(
+  model: Gpt,
+  reference: Gpt | null,
+  batch: readonly GrpoSequence[],
+  opts: GrpoLossOptions,
+  grads: Arr | null,
+  denominator: number,
+): GrpoSums {
+  const eps = opts.clipEps ?? 0.2;
+  const beta = opts.klCoef ?? 0.001;
+  const micro = Math.max(1, Math.floor(opts.microBatchSize ?? 1));
+  const T = opts.temperature ?? 1;
+  if (!(T > 0)) throw new Error('GRPO: the sampling temperature must be above 0');
+  const V = model.config.vocabSize;
+  let n = 0;
+  let pgSum = 0;
+  let klSum = 0;
+  let clipped = 0;
+  let ratioSum = 0;
+  for (let b0 = 0; b0 < batch.length; b0 += micro) {
+    const mb = batch.slice(b0, b0 + micro);
+    const fwd = mb.map((s) => model.forward(s.tokens));
+    for (const [i, s] of mb.entries()) {
+      const { logits, cache } = fwd[i]!;
+      const lp = sequenceLogprobs(logits, V, s.tokens);
+      // the ratio's logprobs at the sampling temperature; d/dz log softmax(z/T) = (1/T) (onehot - softmax(z/T))
+      let tempered = logits;
+      if (T !== 1) {
+        tempered = allocate(model.dtype, logits.length);
+        for (let j = 0; j < logits.length; j++) tempered[j] = logits[j]! / T;
+      }
+      const lpT = T === 1 ? lp : sequenceLogprobs(tempered, V, s.tokens);
+      let ref: ArrayLike<number> | null = s.refLogprobs ?? null;
+      if (!ref && beta !== 0) {
+        if (!reference) throw new Error('GRPO: no reference model and no refLogprobs');
+        ref = sequenceLogprobs(reference.forward(s.tokens).logits, V, s.tokens);
+      }
+      const dlogits = grads ? allocate(model.dtype, logits.length) : null;
+      for (let t = 1; t < s.tokens.length; t++) {
+        if (s.lossMask[t]! <= 0) continue;
+        n++;
+        const A = typeof s.advantage === 'number' ? s.advantage : s.advantage[t]!;
+        const ratio = Math.exp(lpT[t]! - s.oldLogprobs[t]!);
+        const cr = Math.min(Math.max(ratio, 1 - eps), 1 + eps);
+        const unclipped = -A * ratio;
+        const clippedLoss = -A * cr;
+        ratioSum += ratio;
+        let dlpT = 0;
+        if (clippedLoss > unclipped) {
+          pgSum += clippedLoss;
+          clipped++;
+        } else {
+          pgSum += unclipped;
+          dlpT = -A * ratio;
+        }
+        let dlp = 0;
+        if (ref && beta !== 0) {
+          const logp = lp[t]!;
+          const d = ref[t]! - logp;
+          const e = Math.exp(d);
+          klSum += e - d - 1;
+          dlp = beta * (1 - e);
+        }
+        if (dlogits && dlpT !== 0)
+          addLogprobGrad(dlogits, tempered, V, t - 1, s.tokens[t]!, dlpT / T / denominator);
+        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, t - 1, s.tokens[t]!, dlp / denominator);
+      }
+      if (grads && dlogits) model.backward(cache, dlogits, grads);
+    }
+  }
+  return { pgSum, klSum, clipped, ratioSum, tokens: n };
+}
+
+/** The token-mean statistics of summed parts. */
+export function grpoStats(sums: GrpoSums, klCoef = 0.001): GrpoStats {
+  const n = sums.tokens;
+  if (n === 0) return { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+  const pgLoss = sums.pgSum / n;
+  const kl = sums.klSum / n;
+  return {
+    loss: pgLoss + klCoef * kl,
+    pgLoss,
+    kl,
+    clipFrac: sums.clipped / n,
+    meanRatio: sums.ratioSum / n,
+    tokens: n,
+  };
+}
+
+/** The GRPO loss with `opts`; the KL term needs a reference model unless every sequence carries refLogprobs. */
+export function grpoLoss(opts: GrpoLossOptions = {}): Loss<GrpoSequence, GrpoSums, GrpoStats> {
+  return {
+    spec: { kind: 'grpo', opts },
+    zero: { pgSum: 0, klSum: 0, clipped: 0, ratioSum: 0, tokens: 0 },
+    targets: (batch) => {
+      const n = grpoTargets(batch);
+      return { count: n, denominator: n };
+    },
+    sums: (model, reference, batch, grads, denominator) =>
+      grpoSumsAndGrad(model, reference, batch, opts, grads, denominator),
+    stats: (sums) => grpoStats(sums, opts.klCoef),
+  };
+}
+
+/**
+ * The GRPO loss of `batch` under `model`; when `grads` is given, ADDS the gradient into it.
+ * `reference` may be null when every sequence carries refLogprobs or klCoef is 0.
+ */
+export function grpoLossAndGrad(
+  model: Gpt,
+  reference: Gpt | null,
+  batch: readonly GrpoSequence[],
+  opts: GrpoLossOptions,
+  grads: Arr | null,
+): GrpoStats {
+  return lossAndGrad(grpoLoss(opts), model, reference, batch, grads);
+}
+
+/** The loss a spec names (in a gradient worker, which receives specs, not functions). */
+export function lossOf(spec: LossSpec): Loss<TokenSequence, LossSums, { readonly tokens: number }> {
+  switch (spec.kind) {
+    case 'cross-entropy':
+      return crossEntropy;
+    case 'grpo':
+      return grpoLoss(spec.opts);
+    default:
+      throw new Error(`unknown loss ${String((spec as { kind: unknown }).kind)}`);
+  }
+}
