@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { addLogprobGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import { gemmF32 } from '../../src/policy/embedded/kernels/gemm.js';
 import { geluBackwardF32, geluF32 } from '../../src/policy/embedded/kernels/pointwise.js';
-import { type Arr, Gpt, type GptConfig, gemmNT } from '../../src/policy/embedded/model.js';
+import { type Arr, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { gemmNT } from '../../src/policy/embedded/reference-ops.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 
 type Layout = 'NN' | 'NT' | 'TN';
@@ -42,15 +43,18 @@ function checkGemm(
     for (let k = 0; k < K; k++)
       bT64[j * K + k] = layout === 'NT' ? b[bOff + j * K + k]! : b[bOff + k * N + j]!;
   const ref = Float64Array.from(init);
-  const bias64 = bias ? Float64Array.from(bias) : null;
-  gemmNT(ref, outOff, a64, 0, bT64, 0, M, K, N, acc, bias64, 2);
+  const bias64 = bias ? Float64Array.from(bias.subarray(2)) : null;
+  const s = { m: M, k: K, n: N };
+  gemmNT(ref.subarray(outOff), a64, bT64, s, { bias: bias64, accumulate: acc });
   const absA = a64.map(Math.abs);
   const absB = bT64.map(Math.abs);
   const mag = new Float64Array(M * N);
-  gemmNT(mag, 0, absA, 0, absB, 0, M, K, N, false, bias64?.map(Math.abs) ?? null, 2);
+  gemmNT(mag, absA, absB, s, { bias: bias64?.map(Math.abs) ?? null });
 
+  // views at odd offsets, to catch a kernel reading or writing outside them
   const out = Float32Array.from(init);
-  gemmF32(layout, out, outOff, a, aOff, b, bOff, M, K, N, acc, bias, 2);
+  const opts = { bias: bias?.subarray(2) ?? null, accumulate: acc };
+  gemmF32(layout, out.subarray(outOff), a.subarray(aOff), b.subarray(bOff), s, opts);
   for (let i = 0; i < M * N; i++) {
     const tol = (K + 2) * 6e-8 * (mag[i]! + (acc ? Math.abs(init[outOff + i]!) : 0)) + 1e-7;
     const err = Math.abs(out[outOff + i]! - ref[outOff + i]!);

@@ -10,7 +10,7 @@
  *
  * Measured (4 layers, width 128, vocabulary 1,024, batches of 16 drills): with learned absolute
  * positions alone, none of the settings tried left chance within 600-1,500 steps; with the
- * previous-token map (model.ts `previousTokenEmbedding`) a fresh model goes from chance to 98% of
+ * previous-token map (config.ts `previousTokenEmbedding`) a fresh model goes from chance to 98% of
  * repeats between steps 150 and 400, and the demonstration-trained base, grown by that map, in
  * about 200 steps. Short runs (8 to 32 tokens) learn it far sooner than runs up to 192 (still at
  * chance after 150 steps): more repeats per token of compute and a sharper signal while attention

@@ -8,9 +8,10 @@
  * The causal modes of `sgemm` skip the blocks above the diagonal; P and dS keep exact zeros above it,
  * since the kernels only cut at tile granularity. In linear memory the [T, T] matrices have rows of
  * T rounded up to 4 floats, so the row-wise softmax kernels work in whole vectors without touching
- * the next row. Layouts outside match the scalar code in model.ts: qkv [T, 3D] (q | k | v, heads
+ * the next row. Layouts outside match the reference kernels (reference-ops.ts): qkv [T, 3D] (q | k | v, heads
  * side by side), y/dy [T, D], att [H, T, T] with zeros above the diagonal.
  */
+import type { AttentionShape, CachedAttentionShape } from '../ops.js';
 import { Causal, heap, regions, sdotnt, sgemm, stranspose, vmath } from './gemm.js';
 
 /** copies a [T, T] matrix between a dense array and linear memory rows of stride ld */
@@ -34,12 +35,11 @@ export function attentionForwardF32(
   y: Float32Array,
   att: Float32Array,
   qkv: Float32Array,
-  T: number,
-  D: number,
-  H: number,
-  hd: number,
-  scale: number,
+  s: AttentionShape,
 ): void {
+  const { t: T, d: D, heads: H } = s;
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const ld = (T + 3) & ~3;
   const [pqkv, pkt, ps, py] = regions(T * D3, hd * T, T * ld, T * D) as [number, number, number, number];
@@ -61,12 +61,11 @@ export function attentionBackwardF32(
   dy: Float32Array,
   att: Float32Array,
   qkv: Float32Array,
-  T: number,
-  D: number,
-  H: number,
-  hd: number,
-  scale: number,
+  s: AttentionShape,
 ): void {
+  const { t: T, d: D, heads: H } = s;
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const ld = (T + 3) & ~3;
   const [pqkv, pdy, pp, pds, pvt, pdq] = regions(T * D3, T * D, T * ld, T * ld, hd * T, T * D3) as [
@@ -112,13 +111,11 @@ export function attendCachedF32(
   qkv: Float32Array,
   K: Float32Array,
   Vc: Float32Array,
-  n: number,
-  p0: number,
-  D: number,
-  H: number,
-  hd: number,
-  scale: number,
+  s: CachedAttentionShape,
 ): void {
+  const { n, cached: p0, d: D, heads: H } = s;
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const L = p0 + n;
   const ld = (L + 3) & ~3;

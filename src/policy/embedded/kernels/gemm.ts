@@ -13,6 +13,7 @@
  * scratch area reused by every call (see `regions`). The wasm functions take byte pointers and
  * element strides; the TypeScript wrappers exported here take float offsets.
  */
+import type { MatShape } from '../ops.js';
 import { assemble, F32, Fn, I32, Op, Simd, V128 } from './asm.js';
 import { buildVmath } from './vmath.js';
 
@@ -428,27 +429,30 @@ const PANEL_FLOATS = 32768;
 /** from this many rows on, B is worth rearranging into panels */
 const PANEL_ROWS = 16;
 
+export interface GemmOptions {
+  readonly bias?: Float32Array | null;
+  /** add into out instead of overwriting it */
+  readonly accumulate?: boolean;
+  /** 'NT' only: dot products whatever m, so each row is summed as a lone row would be */
+  readonly rowwise?: boolean;
+}
+
 /**
- * out[outOff + (M,N)] (+)= op(a) @ op(b) (+ bias[biasOff + (N)]) on Float32Arrays, where
- * 'NN': a[M,K] @ b[K,N]; 'NT': a[M,K] @ b[N,K]^T; 'TN': a[K,M]^T @ b[K,N].
+ * out [m, n] (+)= op(a) @ op(b) (+ bias [n]) on Float32Arrays, where 'NN': a [m, k] @ b [k, n];
+ * 'NT': a [m, k] @ b [n, k]^T; 'TN': a [k, m]^T @ b [k, n].
  */
 export function gemmF32(
   layout: 'NN' | 'NT' | 'TN',
   out: Float32Array,
-  outOff: number,
   a: Float32Array,
-  aOff: number,
   b: Float32Array,
-  bOff: number,
-  M: number,
-  K: number,
-  N: number,
-  accumulate: boolean,
-  bias: Float32Array | null,
-  biasOff: number,
-  /** 'NT' only: dot products whatever M, so each row is summed as a lone row would be */
-  rowwise = false,
+  s: MatShape,
+  opts: GemmOptions = {},
 ): void {
+  const { m: M, k: K, n: N } = s;
+  const bias = opts.bias ?? null;
+  const accumulate = opts.accumulate ?? false;
+  const rowwise = opts.rowwise ?? false;
   if (M === 0 || N === 0) return;
   const nA = M * K;
   const nB = K * N;
@@ -467,13 +471,13 @@ export function gemmF32(
   if (layout === 'TN') {
     // broadcasting A^T straight from a would step a whole row of a per k; transposed, each tile
     // row reads consecutive floats
-    h.set(a.subarray(aOff, aOff + nA), praw);
+    h.set(a.subarray(0, nA), praw);
     stranspose(pa, praw, K, M, M);
-  } else h.set(a.subarray(aOff, aOff + nA), pa);
-  if (accumulate) h.set(out.subarray(outOff, outOff + nC), pc);
-  if (bias) h.set(bias.subarray(biasOff, biasOff + N), pbias);
+  } else h.set(a.subarray(0, nA), pa);
+  if (accumulate) h.set(out.subarray(0, nC), pc);
+  if (bias) h.set(bias.subarray(0, N), pbias);
   if (dot) {
-    h.set(b.subarray(bOff, bOff + nB), pb);
+    h.set(b.subarray(0, nB), pb);
     sdotnt(pc, N, pa, K, pb, K, pbias, M, K, N, accumulate, bias !== null);
   } else {
     // B goes in as column panels [K, nc], each contiguous: small enough to stay in L2 while all
@@ -485,15 +489,15 @@ export function gemmF32(
     const kc = K <= 512 ? K : 256;
     const nc =
       M < PANEL_ROWS ? N : Math.min(N, Math.max(8, Math.floor(PANEL_FLOATS / Math.max(1, kc) / 8) * 8));
-    if (transposing) h.set(b.subarray(bOff, bOff + nB), praw);
+    if (transposing) h.set(b.subarray(0, nB), praw);
     for (let j0 = 0; j0 < N; j0 += nc) {
       const w = Math.min(nc, N - j0);
       const panel = pb + j0 * K;
       if (transposing) stranspose(panel, praw + j0 * K, w, K, K);
-      else if (w === N) h.set(b.subarray(bOff, bOff + nB), panel);
+      else if (w === N) h.set(b.subarray(0, nB), panel);
       else {
         for (let k = 0; k < K; k++) {
-          const src = bOff + k * N + j0;
+          const src = k * N + j0;
           h.set(b.subarray(src, src + w), panel + k * w);
         }
       }
@@ -510,5 +514,5 @@ export function gemmF32(
       if (K === 0) break;
     }
   }
-  out.set(h.subarray(pc, pc + nC), outOff);
+  out.set(h.subarray(pc, pc + nC));
 }

@@ -1,0 +1,82 @@
+/**
+ * The arithmetic a model runs on, as one interface, so that the model is written once and a backend
+ * is one object: the float64 reference kernels (reference-ops.ts, plain JavaScript, what the
+ * gradient checks differentiate) and the float32 WebAssembly SIMD kernels (simd-ops.ts, what
+ * training and sampling run, tested against the reference). A model takes its object once, from
+ * its dtype, so no kernel call asks what type its arrays are.
+ *
+ * Matrices are row-major and dense: every operand is a view starting at its first element (a
+ * weight is `params.subarray(offset, ...)`). No kernel allocates its outputs; the caller owns them.
+ */
+import { referenceOps } from './reference-ops.js';
+import { simdOps } from './simd-ops.js';
+
+export type DType = 'float32' | 'float64';
+export type Arr = Float32Array | Float64Array;
+
+/** a matrix product's sizes: out [m, n] from an [m, k] operand and a [k, n] one */
+export interface MatShape {
+  readonly m: number;
+  readonly k: number;
+  readonly n: number;
+}
+
+/** causal multi-head attention over t positions of width d; head width d / heads */
+export interface AttentionShape {
+  readonly t: number;
+  readonly d: number;
+  readonly heads: number;
+}
+
+/** attention of n new positions after `cached` earlier ones held in a KV cache */
+export interface CachedAttentionShape {
+  readonly n: number;
+  readonly cached: number;
+  readonly d: number;
+  readonly heads: number;
+}
+
+export interface Ops<A extends Arr = Arr> {
+  readonly dtype: DType;
+  /** a zeroed array of n elements */
+  alloc(n: number): A;
+  /** out = a @ w (+ bias): a [m, k], w [k, n] */
+  matmul(out: A, a: A, w: A, bias: A | null, s: MatShape): void;
+  /**
+   * out = a @ w^T: a [m, k], w [n, k]. `rowwise`: each row summed exactly as if it ran alone, so a
+   * sequence decoded in a batch gets the logits it gets decoded by itself.
+   */
+  matmulNT(out: A, a: A, w: A, s: MatShape & { readonly rowwise?: boolean }): void;
+  /** g += a^T @ d: a [m, k], d [m, n], g [k, n] (weight gradients) */
+  matmulTNAcc(g: A, a: A, d: A, s: MatShape): void;
+  /** g[j] += sum over rows of d[row, j], d [rows, g.length] (bias gradients) */
+  colSumAcc(g: A, d: A, rows: number): void;
+  /** out = LayerNorm(x) * gain + bias row by row (width gain.length), keeping each row's mean and 1/std */
+  layerNorm(out: A, x: A, mean: A, rstd: A, gain: A, bias: A, rows: number): void;
+  /** dx += the input gradient of `layerNorm` given dh; dgain, dbias accumulate */
+  layerNormBackward(dx: A, dh: A, x: A, mean: A, rstd: A, gain: A, dgain: A, dbias: A, rows: number): void;
+  /** out = tanh-GELU(u) elementwise over n (out may be u) */
+  gelu(out: A, u: A, n: number): void;
+  /** dg *= GELU'(u) elementwise over n */
+  geluBackward(dg: A, u: A, n: number): void;
+  /**
+   * y [t, d] = causal softmax(q k^T / sqrt(d / heads)) v per head, from qkv [t, 3d] (q | k | v, heads
+   * side by side); att [heads, t, t] keeps the probabilities (zero above the diagonal)
+   */
+  attention(y: A, att: A, qkv: A, s: AttentionShape): void;
+  /** dqkv [t, 3d] = the gradient of `attention` given dy and its att (overwritten, not added) */
+  attentionBackward(dqkv: A, dy: A, att: A, qkv: A, s: AttentionShape): void;
+  /**
+   * y [n, d] for n new positions (queries in qkv [n, 3d]) over the keys and values of positions
+   * [0, cached + n) in k, v [context, d], the new ones already written there
+   */
+  attendCached(y: A, qkv: A, k: A, v: A, s: CachedAttentionShape): void;
+}
+
+export function opsFor(dtype: DType): Ops {
+  return dtype === 'float64' ? referenceOps : simdOps;
+}
+
+export function allocate(dtype: DType, n: number): Arr {
+  return dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
+}
