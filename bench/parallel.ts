@@ -10,7 +10,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { crossEntropy, type SupervisedSequence } from '../src/learner/embedded/losses.js';
 import { sharedModel, splitByTokens } from '../src/learner/embedded/parallel.js';
-import { DEFAULT_PRETRAIN_MODEL } from '../src/learner/embedded/pretrain.js';
+import { DEFAULT_PRETRAIN_MODEL } from '../src/learner/embedded/pretrain-config.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
 import { Gpt, type GptConfig } from '../src/policy/embedded/model.js';
 import { Rng } from '../src/policy/embedded/rng.js';

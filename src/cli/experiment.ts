@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadSuite } from '../envs/suites.js';
 import { writeReport } from '../report/report.js';
-import { resolveConfig } from '../train/config.js';
+import { resolveConfig, TRAIN_SETTINGS } from '../train/config.js';
 import { collectResults, experimentTable, runDirName } from '../train/experiment.js';
 import { METHODS, type Method, RUN_FILES } from '../train/record.js';
 import { RunFolder } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
-import { parseNumberFlag } from './flags.js';
-import { addConfigOptions, configFlags, trainHooks } from './train.js';
+import { addSettingOptions, parseNumberFlag } from './flags.js';
+import { trainHooks } from './train.js';
 
 function parseList<T extends string>(flag: string, text: string, allowed?: readonly T[]): T[] {
   const items = text
@@ -43,14 +43,17 @@ export function registerExperiment(program: Command): void {
     .option('--config <file>', 'YAML file of config keys shared by every run (flags override it)')
     .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
     .option('--quiet', 'no progress lines');
-  addConfigOptions(cmd, ['method', 'seed']);
+  addSettingOptions(cmd, TRAIN_SETTINGS, ['method', 'seed']);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     const methods = parseList<Method>('--methods', (opts.methods as string) ?? METHODS.join(','), METHODS);
     const seeds = parseList('--seeds', (opts.seeds as string) ?? '1,2,3').map((s) =>
       parseNumberFlag('--seeds', s, { int: true, min: 0 }),
     );
     const out = (opts.out as string) ?? 'runs/experiment';
-    const { config, overrides } = resolveConfig(opts.config as string | undefined, configFlags(opts));
+    const { config, overrides } = resolveConfig(
+      opts.config as string | undefined,
+      TRAIN_SETTINGS.fromFlags(opts),
+    );
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);
     const started = Date.now();
     for (const seed of seeds) {

@@ -1,39 +1,35 @@
 /**
- * Flag values every command parses the same way: numbers with their allowed range, and the
- * options several commands share. A bad value is a UsageError naming the flag, the range and
- * what was given (exit 2), never a silent NaN or a value some later layer chokes on.
+ * Flag values every command parses the same way: numbers with their allowed range (the parser
+ * lives in util/settings.ts, which the settings schemas of `seal train` and `seal pretrain` share),
+ * and the options several commands share. A bad value is a UsageError naming the flag, the range
+ * and what was given (exit 2), never a silent NaN or a value some later layer chokes on.
  */
-import { Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import { UsageError } from '../util/errors.js';
+import { flagOf, type NumberRange, parseNumberFlag, type Settings, type Shape } from '../util/settings.js';
 
-export interface NumberRange {
-  /** integers only */
-  readonly int?: boolean;
-  readonly min?: number;
-  /** the minimum itself is not allowed (e.g. --top-p in (0, 1]) */
-  readonly minExclusive?: boolean;
-  readonly max?: number;
-}
+export { parseNumberFlag };
 
-function rangeText(r: NumberRange): string {
-  const lo = r.min === undefined ? '' : `${r.minExclusive ? '>' : '>='} ${r.min}`;
-  const hi = r.max === undefined ? '' : `<= ${r.max}`;
-  const parts = [lo, hi].filter((s) => s !== '');
-  return `${r.int ? 'an integer' : 'a number'}${parts.length ? ` ${parts.join(' and ')}` : ''}`;
-}
-
-/** `value` as a number in `range`; a UsageError naming `flag` otherwise. */
-export function parseNumberFlag(flag: string, value: string, range: NumberRange = {}): number {
-  const n = Number(value);
-  const bad =
-    value.trim() === '' ||
-    !Number.isFinite(n) ||
-    (range.int && !Number.isSafeInteger(n)) ||
-    (range.min !== undefined && (range.minExclusive ? n <= range.min : n < range.min)) ||
-    (range.max !== undefined && n > range.max);
-  if (bad) throw new UsageError(`${flag} must be ${rangeText(range)}, got "${value}".`);
-  return n;
+/** every key of `settings` (but `skip`) as a flag, with its help and default from the schema */
+export function addSettingOptions<S extends Shape>(
+  cmd: Command,
+  settings: Settings<S>,
+  skip: readonly (keyof S & string)[] = [],
+): void {
+  const defaults: Readonly<Record<string, unknown>> = settings.defaults;
+  for (const key of settings.keys) {
+    if (skip.includes(key)) continue;
+    const kind = settings.kind(key);
+    const def = defaults[key];
+    const value = kind === 'switch' ? '' : ` <${settings.placeholder(key)}>`;
+    const opt = new Option(
+      `${flagOf(key)}${value}`,
+      `${settings.describe(key)}${def !== undefined ? ` (default ${def})` : ''}`,
+    );
+    if (typeof kind === 'object') opt.choices(kind.choices);
+    cmd.addOption(opt);
+  }
 }
 
 /** The same for an optional flag: undefined stays undefined. */

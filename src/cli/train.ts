@@ -1,22 +1,14 @@
 /** `seal train`: the SEAL loop (src/train). Every config key is also a flag, derived from the schema. */
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { loadSuite } from '../envs/suites.js';
 import { writeReport } from '../report/report.js';
-import {
-  describe,
-  flagOf,
-  flagValue,
-  keyKind,
-  resolveConfig,
-  TRAIN_DEFAULTS,
-  TRAIN_KEYS,
-  type TrainConfig,
-  type TrainKey,
-} from '../train/config.js';
+import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../train/config.js';
 import type { RoundProgress } from '../train/loop.js';
 import type { RoundRecord } from '../train/record.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
+import { flagOf } from '../util/settings.js';
+import { addSettingOptions } from './flags.js';
 
 function defaultOutDir(method: string, seed: number): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
@@ -39,28 +31,6 @@ function roundLine(r: RoundRecord, rounds: number, startedAt: number, roundsDone
 
 function progressLine(p: RoundProgress): string {
   return `round ${p.round}/${p.rounds} ${p.phase} ${p.done}/${p.total}`;
-}
-
-/** every config key as a flag, with its help and default from the schema */
-export function addConfigOptions(cmd: Command, skip: readonly TrainKey[] = []): void {
-  for (const key of TRAIN_KEYS) {
-    if (skip.includes(key)) continue;
-    const kind = keyKind(key);
-    const def = TRAIN_DEFAULTS[key];
-    const opt = new Option(
-      `${flagOf(key)} <${typeof kind === 'object' ? 'choice' : kind === 'boolean' ? 'true|false' : 'value'}>`,
-      `${describe(key)}${def !== undefined ? ` (default ${def})` : ''}`,
-    );
-    if (typeof kind === 'object') opt.choices(kind.choices);
-    cmd.addOption(opt);
-  }
-}
-
-/** the config keys given as flags, as values */
-export function configFlags(opts: Record<string, unknown>): Partial<Record<TrainKey, unknown>> {
-  const flags: Partial<Record<TrainKey, unknown>> = {};
-  for (const k of TRAIN_KEYS) if (opts[k] !== undefined) flags[k] = flagValue(k, String(opts[k]));
-  return flags;
 }
 
 /** the live progress display of a run: one line per round, a status line on a terminal */
@@ -101,7 +71,7 @@ export function registerTrain(program: Command): void {
     .option('--resume <dir>', 'continue a run folder from its last completed round')
     .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
     .option('--quiet', 'no progress lines');
-  addConfigOptions(cmd);
+  addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     let total = 0;
     const hooks = trainHooks(!!opts.quiet, () => total);
@@ -123,7 +93,10 @@ export function registerTrain(program: Command): void {
       log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);
       return;
     }
-    const { config, overrides } = resolveConfig(opts.config as string | undefined, configFlags(opts));
+    const { config, overrides } = resolveConfig(
+      opts.config as string | undefined,
+      TRAIN_SETTINGS.fromFlags(opts),
+    );
     total = config.rounds;
     const out = (opts.out as string | undefined) ?? defaultOutDir(config.method, config.seed);
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);

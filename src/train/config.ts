@@ -1,7 +1,7 @@
 /**
  * The configuration of `seal train`, declared once: every key with its type, bounds, default and
  * help lives in one zod schema, and the YAML file, the command-line flags, the validation, the
- * defaults, the recorded overrides and the `--help` text are all derived from it.
+ * defaults, the recorded overrides and the `--help` text are all derived from it (util/settings.ts).
  *
  * Defaults follow the method doc (sections 6 and 7) except where the embedded default run needs
  * otherwise (the README lists them and what was measured): rounds, tasks per round, learning
@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { UserError } from '../util/errors.js';
+import { type Layer, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -26,11 +26,10 @@ export const TRAIN_SCHEMA = z
       .default(1)
       .describe('seeds task order, sampling and the validation subset'),
     suite: z.enum(['mini', 'bfcl']).default('mini').describe('task suite (bfcl needs --data-dir)'),
-    checkpoint: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('embedded base checkpoint directory (default: the shipped base)'),
+    checkpoint: z.string().min(1).optional().meta({
+      description: 'embedded base checkpoint directory (default: the shipped base)',
+      placeholder: 'dir',
+    }),
     rounds: int(1, 100_000).default(12).describe('training rounds'),
     tasksPerRound: int(1, 4096).default(8).describe('training tasks per round (B)'),
     groupSize: int(2, 64).default(8).describe('rollouts per task (G)'),
@@ -99,52 +98,13 @@ export const TRAIN_SCHEMA = z
 
 export type TrainConfig = z.infer<typeof TRAIN_SCHEMA>;
 export type TrainKey = keyof TrainConfig;
-export const TRAIN_KEYS = Object.keys(TRAIN_SCHEMA.shape) as TrainKey[];
+
+/** flags, validation and defaults of the schema; a flag's range is checked with the file's values */
+export const TRAIN_SETTINGS = new Settings(TRAIN_SCHEMA, 'schema');
+export const TRAIN_KEYS = TRAIN_SETTINGS.keys;
 
 /** the defaults: the config of `seal train` with no file and no flags */
-export const TRAIN_DEFAULTS: TrainConfig = TRAIN_SCHEMA.parse({});
-
-type Kind = 'number' | 'boolean' | 'string' | { readonly choices: readonly string[] };
-
-/** what a key's value is, read off the schema */
-export function keyKind(key: TrainKey): Kind {
-  let s: z.ZodType = TRAIN_SCHEMA.shape[key];
-  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
-  if (s instanceof z.ZodNumber) return 'number';
-  if (s instanceof z.ZodBoolean) return 'boolean';
-  if (s instanceof z.ZodEnum) return { choices: s.options as string[] };
-  return 'string';
-}
-
-export const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-export const describe = (key: TrainKey): string => TRAIN_SCHEMA.shape[key].description ?? '';
-
-export class ConfigError extends UserError {}
-
-/** a flag's text as the value its key takes (validation proper is the schema's) */
-export function flagValue(key: TrainKey, text: string): unknown {
-  const kind = keyKind(key);
-  if (kind === 'number') {
-    const n = Number(text);
-    if (text.trim() === '' || !Number.isFinite(n))
-      throw new ConfigError(`${flagOf(key)}: "${text}" is not a number`);
-    return n;
-  }
-  if (kind === 'boolean') {
-    if (text === 'true' || text === 'false') return text === 'true';
-    throw new ConfigError(`${flagOf(key)}: give true or false, not "${text}"`);
-  }
-  return text;
-}
-
-function describeIssue(issue: z.core.$ZodIssue, source: string): string {
-  const key = issue.path.join('.');
-  if (issue.code === 'unrecognized_keys')
-    return `${source}: unknown key(s) ${issue.keys.join(', ')}; the keys are: ${TRAIN_KEYS.join(', ')}`;
-  const kind = key in TRAIN_SCHEMA.shape ? keyKind(key as TrainKey) : 'string';
-  const allowed = typeof kind === 'object' ? ` (allowed: ${kind.choices.join(', ')})` : '';
-  return `${source}: ${key || 'the file'}: ${issue.message}${allowed}`;
-}
+export const TRAIN_DEFAULTS: TrainConfig = TRAIN_SETTINGS.defaults;
 
 /**
  * The configuration from a YAML file (optional) and flag overrides, validated; `overrides` holds
@@ -154,31 +114,25 @@ export function resolveConfig(
   file: string | undefined,
   flags: Partial<Record<TrainKey, unknown>>,
 ): { config: TrainConfig; overrides: Partial<TrainConfig> } {
-  let fromFile: Record<string, unknown> = {};
-  if (file !== undefined) {
-    if (!existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
-    let parsed: unknown;
-    try {
-      parsed = parseYaml(readFileSync(file, 'utf8'));
-    } catch (e) {
-      throw new ConfigError(`${file} is not valid YAML: ${(e as Error).message}`);
-    }
-    if (parsed === null || parsed === undefined) parsed = {};
-    if (typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new ConfigError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
-    fromFile = parsed as Record<string, unknown>;
-    const checked = TRAIN_SCHEMA.safeParse(fromFile);
-    if (!checked.success) throw new ConfigError(describeIssue(checked.error.issues[0]!, file));
+  const layers: Layer[] = [];
+  if (file !== undefined) layers.push({ source: file, values: readConfigFile(file) });
+  layers.push({ source: 'flags', values: flags, flags: true });
+  const { config, overrides } = TRAIN_SETTINGS.resolve(layers);
+  if (config.wMin > config.wMax)
+    throw new SettingsError(`wMin (${config.wMin}) must not exceed wMax (${config.wMax})`);
+  return { config, overrides };
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  if (!existsSync(file)) throw new SettingsError(`config file not found: ${file}`);
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new SettingsError(`${file} is not valid YAML: ${(e as Error).message}`);
   }
-  const overrides = { ...fromFile, ...flags } as Partial<TrainConfig>;
-  const checked = TRAIN_SCHEMA.safeParse(overrides);
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    const key = String(issue.path[0] ?? '');
-    const source = key in flags ? flagOf(key) : (file ?? 'config');
-    throw new ConfigError(describeIssue(issue, source));
-  }
-  if (checked.data.wMin > checked.data.wMax)
-    throw new ConfigError(`wMin (${checked.data.wMin}) must not exceed wMax (${checked.data.wMax})`);
-  return { config: checked.data, overrides };
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new SettingsError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
+  return parsed as Record<string, unknown>;
 }

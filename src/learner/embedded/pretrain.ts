@@ -29,102 +29,28 @@ import {
   sha256Hex,
   TOKENIZER_FILE,
 } from '../../policy/embedded/checkpoint.js';
-import { Gpt, type GptConfig } from '../../policy/embedded/model.js';
+import { Gpt } from '../../policy/embedded/model.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { UserError } from '../../util/errors.js';
 import { writeAtomic } from '../../util/files.js';
+import { flagOf } from '../../util/settings.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { copyDrill } from './drills.js';
 import { crossEntropy, type HeldOutScore, heldOutScore, type SupervisedSequence } from './losses.js';
 import { warmupCosine } from './optim.js';
 import { sharedModel } from './parallel.js';
+import {
+  MODEL_FLAGS,
+  modelOf,
+  type Overflow,
+  type PretrainOptions,
+  type PretrainSettings,
+  pretrainCommand,
+  resolvePretrain,
+  settingsOf,
+} from './pretrain-config.js';
 import { Trainer } from './trainer.js';
-
-export const DEFAULT_PRETRAIN_MODEL: GptConfig = {
-  vocabSize: 1024,
-  contextLength: 1024,
-  nLayer: 4,
-  nHead: 4,
-  dModel: 128,
-  tiedEmbeddings: true,
-};
-
-export type Overflow = 'window' | 'head' | 'tail';
-export type LrSchedule = 'cosine' | 'constant';
-
-export interface PretrainOptions {
-  readonly seed?: number;
-  /** number of generated training tasks (one demonstration each) */
-  readonly tasks?: number;
-  readonly cueShare?: number;
-  readonly recoveryShare?: number;
-  readonly config?: Partial<GptConfig>;
-  readonly steps?: number;
-  readonly batchSize?: number;
-  /** peak learning rate */
-  readonly lr?: number;
-  /** `cosine` (the default): linear warm-up, then cosine decay to a tenth at the last step */
-  readonly schedule?: LrSchedule;
-  /** warm-up steps of the cosine schedule; default 50 */
-  readonly warmup?: number;
-  readonly maxGradNorm?: number;
-  /**
-   * A demonstration longer than the context: `window` (the default) cuts it into the windows the
-   * policy sees when acting (oldest messages after the system prompt dropped, see window.ts),
-   * `head` keeps its first tokens, `tail` its last ones.
-   */
-  readonly overflow?: Overflow;
-  /**
-   * loss weight of the tokens the policy does not write (system prompt, user turns, tool results)
-   * next to 1 for its own: a model trained from scratch learns to read names and values faster
-   * when it also models the text it reads; default 0.1
-   */
-  readonly contextWeight?: number;
-  /** share of batch sequences that are copy drills (drills.ts) instead of demonstrations; default 0 */
-  readonly copyDrills?: number;
-  /**
-   * a checkpoint directory to start from instead of fresh weights: its tokenizer and model
-   * (continued pretraining with new settings, e.g. a new schedule or copy drills); the model
-   * config comes from it, and model options that differ are an error
-   */
-  readonly init?: string;
-  readonly outDir: string;
-  /** checkpoint every this many steps (and at the end); default 50 */
-  readonly saveEvery?: number;
-  /**
-   * demonstrations of other generated tasks the model is scored on at each checkpoint (not
-   * trained on; not a setting, so it can change on resume); default 32, 0 for none
-   */
-  readonly heldOut?: number;
-  /** the command line that rebuilds this checkpoint, recorded in config.json */
-  readonly command?: string;
-  readonly log?: (line: string) => void;
-  /**
-   * Threads computing each batch's gradient (see parallel.ts); default 1, in process. Not a
-   * setting: a checkpoint resumes with any count. Different counts differ by float rounding only.
-   */
-  readonly workers?: number;
-}
-
-/** What must match for a resume, and what rebuilds the checkpoint. */
-export interface PretrainSettings {
-  readonly seed: number;
-  readonly tasks: number;
-  readonly cueShare: number;
-  readonly recoveryShare: number;
-  readonly model: GptConfig;
-  readonly batchSize: number;
-  readonly lr: number;
-  readonly schedule: LrSchedule;
-  readonly warmup: number;
-  readonly maxGradNorm: number;
-  readonly overflow: Overflow;
-  readonly contextWeight: number;
-  readonly copyDrills: number;
-  /** the checkpoint this run started from (its model's sha256), when not from fresh weights */
-  readonly init?: { readonly modelSha256: string };
-}
 
 export interface PretrainConfigFile extends CheckpointConfig {
   readonly format: 'seal-embedded-pretrain';
@@ -197,57 +123,8 @@ export const OPTIMIZER_FILE = 'optimizer.bin';
 /** Settings that cannot work, or that conflict with the checkpoint already in the directory. */
 export class PretrainError extends UserError {}
 
-/** What an option left out means (also what `seal pretrain --help` shows). */
-export const PRETRAIN_DEFAULTS = {
-  seed: 1,
-  tasks: 400,
-  steps: 1000,
-  saveEvery: 50,
-  heldOut: 32,
-  cueShare: 0.35,
-  recoveryShare: 0.3,
-  batchSize: 8,
-  lr: 3e-3,
-  schedule: 'cosine',
-  warmup: 50,
-  maxGradNorm: 1,
-  overflow: 'window',
-  contextWeight: 0.1,
-  copyDrills: 0,
-} as const satisfies Omit<PretrainSettings, 'model' | 'init'> & {
-  steps: number;
-  saveEvery: number;
-  heldOut: number;
-};
-
-/**
- * The settings of a run: what the options give; for the rest, with `--init`, what that checkpoint
- * was made with (continuing it on other data by accident would be easy to miss), else the defaults.
- */
-function settingsOf(o: PretrainOptions, init?: InitCheckpoint): PretrainSettings {
-  const d = PRETRAIN_DEFAULTS;
-  const from = init?.settings ?? {};
-  const pick = <K extends keyof typeof d & keyof PretrainSettings>(k: K): PretrainSettings[K] =>
-    (o[k] ?? from[k] ?? d[k]) as PretrainSettings[K];
-  return {
-    seed: pick('seed'),
-    tasks: pick('tasks'),
-    cueShare: pick('cueShare'),
-    recoveryShare: pick('recoveryShare'),
-    model: init ? init.model.config : { ...DEFAULT_PRETRAIN_MODEL, ...o.config },
-    batchSize: pick('batchSize'),
-    lr: pick('lr'),
-    schedule: pick('schedule'),
-    warmup: pick('warmup'),
-    maxGradNorm: pick('maxGradNorm'),
-    overflow: pick('overflow'),
-    contextWeight: pick('contextWeight'),
-    copyDrills: pick('copyDrills'),
-    ...(init ? { init: { modelSha256: init.modelSha256 } } : {}),
-  };
-}
-
 interface InitCheckpoint {
+  readonly dir: string;
   readonly model: Gpt;
   readonly tokenizer: Tokenizer;
   readonly modelSha256: string;
@@ -256,16 +133,6 @@ interface InitCheckpoint {
   /** how it was made: its own lineage, then its command */
   readonly lineage: readonly LineageStep[];
 }
-
-const MODEL_FLAGS: Record<keyof GptConfig, string> = {
-  vocabSize: '--vocab',
-  contextLength: '--context',
-  nLayer: '--layers',
-  nHead: '--heads',
-  dModel: '--width',
-  tiedEmbeddings: 'tied embeddings (--untied)',
-  previousTokenEmbedding: 'the previous-token map (--previous-token)',
-};
 
 /** The `--init` checkpoint, checked against the model options given with it. */
 function loadInit(o: PretrainOptions): InitCheckpoint | undefined {
@@ -280,14 +147,17 @@ function loadInit(o: PretrainOptions): InitCheckpoint | undefined {
   // the one change of shape a continuation may make: the added map starts at zero, so the model
   // it starts from computes what the checkpoint did
   const grow = addPrevious === true && loaded.model.config.previousTokenEmbedding !== true;
-  const model = loaded.model.config;
-  for (const [key, value] of Object.entries(rest)) {
-    if (value !== undefined && model[key as keyof GptConfig] !== value)
-      throw new PretrainError(
-        `--init ${o.init} has ${MODEL_FLAGS[key as keyof GptConfig]} ${String(model[key as keyof GptConfig])}, not ${String(value)}; leave the model options out to continue it`,
-      );
+  const has = new Map<string, unknown>(Object.entries(loaded.model.config));
+  for (const [field, value] of Object.entries(rest)) {
+    if (value === undefined || has.get(field) === value) continue;
+    const key = Object.entries(MODEL_FLAGS).find(([, f]) => f === field)?.[0] ?? field;
+    const what = typeof value === 'number' ? flagOf(key) : `${field} (${flagOf(key)})`;
+    throw new PretrainError(
+      `--init ${o.init} has ${what} ${String(has.get(field))}, not ${String(value)}; leave the model options out to continue it`,
+    );
   }
   return {
+    dir: o.init,
     model: grow ? loaded.model.withPreviousTokenEmbedding() : loaded.model,
     tokenizer: loaded.tokenizer,
     modelSha256: loaded.config.modelSha256,
@@ -312,43 +182,6 @@ function settingsKey(s: PretrainSettings): string {
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v,
   );
-}
-
-/** The command line for these settings (what `seal pretrain` would be given). */
-export function pretrainCommand(
-  s: PretrainSettings,
-  steps: number,
-  outDir: string,
-  initDir?: string,
-): string {
-  const m = s.model;
-  return [
-    'seal pretrain',
-    `--seed ${s.seed}`,
-    `--tasks ${s.tasks}`,
-    `--steps ${steps}`,
-    `--batch-size ${s.batchSize}`,
-    `--lr ${s.lr}`,
-    ...(s.schedule === 'cosine' ? [`--warmup ${s.warmup}`] : ['--schedule constant']),
-    `--max-grad-norm ${s.maxGradNorm}`,
-    `--cue-share ${s.cueShare}`,
-    `--recovery-share ${s.recoveryShare}`,
-    ...(s.overflow === 'window' ? [] : [`--overflow ${s.overflow}`]),
-    `--context-weight ${s.contextWeight}`,
-    ...(s.copyDrills > 0 ? [`--copy-drills ${s.copyDrills}`] : []),
-    ...(initDir !== undefined
-      ? [`--init ${initDir}`]
-      : [
-          `--vocab ${m.vocabSize}`,
-          `--context ${m.contextLength}`,
-          `--layers ${m.nLayer}`,
-          `--heads ${m.nHead}`,
-          `--width ${m.dModel}`,
-          ...(m.tiedEmbeddings ? [] : ['--untied']),
-        ]),
-    ...(m.previousTokenEmbedding ? ['--previous-token'] : []),
-    `--out ${outDir}`,
-  ].join(' ');
 }
 
 /**
@@ -457,11 +290,15 @@ function dropLogAfter(path: string, stepsDone: number): void {
 export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const init = loadInit(o);
   const lineage = init?.lineage;
-  const settings = settingsOf(o, init);
-  const steps = o.steps ?? PRETRAIN_DEFAULTS.steps;
-  const saveEvery = Math.max(1, o.saveEvery ?? PRETRAIN_DEFAULTS.saveEvery);
+  const run = resolvePretrain(
+    o,
+    init && { dir: init.dir, settings: init.settings, model: init.model.config },
+  );
+  const shape = init ? init.model.config : modelOf(run);
+  const settings = settingsOf(run, shape, init && { modelSha256: init.modelSha256 });
+  const { steps, saveEvery } = run;
   const log = o.log ?? (() => {});
-  const command = o.command ?? pretrainCommand(settings, steps, o.outDir, o.init);
+  const command = o.command ?? pretrainCommand(run, o.outDir);
   mkdirSync(o.outDir, { recursive: true });
 
   const demos = await buildDemonstrations({
@@ -473,7 +310,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
 
   const heldOutDemos = await buildDemonstrations({
     seed: mixSeed(settings.seed, 0x4e1d),
-    tasks: Math.max(0, o.heldOut ?? PRETRAIN_DEFAULTS.heldOut),
+    tasks: run.heldOut,
     cueShare: settings.cueShare,
     recoveryShare: settings.recoveryShare,
   });

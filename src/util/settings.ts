@@ -1,0 +1,189 @@
+/**
+ * A command's settings declared once, as one zod object schema of plain keys: the flag of each key
+ * (`batchSize` is `--batch-size`), how its text is read, the validation, the defaults, the help
+ * and the layering of several sources (a config file or a checkpoint, then the flags) all come
+ * from it. `seal train` (train/config.ts) and `seal pretrain` (learner/embedded/pretrain-config.ts)
+ * declare theirs with it.
+ *
+ * A key's kind is read off its schema: a number, a boolean given as `true`/`false`, a choice (an
+ * enum), a string, or a switch: `z.literal(true).optional()`, a flag without a value that is set
+ * or not (`--untied`).
+ */
+import { z } from 'zod';
+import { UsageError, UserError } from './errors.js';
+
+/** A bad value for a setting, from a flag, a file or a checkpoint: exit 2, the message alone. */
+export class SettingsError extends UserError {}
+
+export type Kind = 'number' | 'boolean' | 'switch' | 'string' | { readonly choices: readonly string[] };
+
+export interface NumberRange {
+  /** integers only */
+  readonly int?: boolean;
+  readonly min?: number;
+  /** the minimum itself is not allowed (e.g. --top-p in (0, 1]) */
+  readonly minExclusive?: boolean;
+  readonly max?: number;
+}
+
+function rangeText(r: NumberRange): string {
+  const lo = r.min === undefined ? '' : `${r.minExclusive ? '>' : '>='} ${r.min}`;
+  const hi = r.max === undefined ? '' : `<= ${r.max}`;
+  const parts = [lo, hi].filter((s) => s !== '');
+  return `${r.int ? 'an integer' : 'a number'}${parts.length ? ` ${parts.join(' and ')}` : ''}`;
+}
+
+/** `value` as a number in `range`; a UsageError naming `flag`, the range and the value otherwise. */
+export function parseNumberFlag(flag: string, value: string, range: NumberRange = {}): number {
+  const n = Number(value);
+  const bad =
+    value.trim() === '' ||
+    !Number.isFinite(n) ||
+    (range.int && !Number.isSafeInteger(n)) ||
+    (range.min !== undefined && (range.minExclusive ? n <= range.min : n < range.min)) ||
+    (range.max !== undefined && n > range.max);
+  if (bad) throw new UsageError(`${flag} must be ${rangeText(range)}, got "${value}".`);
+  return n;
+}
+
+export const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/**
+ * Where a number flag's text is checked against the key's range. `schema`: the flag only has to be
+ * a number, and the range is checked with the other sources, in the same words (`seal train`, whose
+ * flags and YAML file share one message per key). `flag`: at once, in the words every other
+ * command's number flags use (`--steps must be an integer >= 1 ..., got "many"`).
+ */
+export type RangeCheck = 'schema' | 'flag';
+
+/** One source of values: a file, a checkpoint, the flags (which name each key's flag in errors). */
+export interface Layer {
+  readonly source: string;
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly flags?: boolean;
+}
+
+export type Shape = Record<string, z.ZodType>;
+
+/** the schema under its default and optional wrappers */
+function core(s: z.ZodType): z.ZodType {
+  let inner = s;
+  while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = inner.unwrap() as z.ZodType;
+  return inner;
+}
+
+export class Settings<S extends Shape> {
+  readonly keys: readonly (keyof S & string)[];
+  /** the values of no source at all */
+  readonly defaults: z.infer<z.ZodObject<S>>;
+
+  constructor(
+    readonly schema: z.ZodObject<S>,
+    private readonly rangeCheck: RangeCheck,
+  ) {
+    this.keys = Object.keys(schema.shape) as (keyof S & string)[];
+    this.defaults = schema.parse({});
+  }
+
+  has(key: string): key is keyof S & string {
+    return Object.hasOwn(this.schema.shape, key);
+  }
+
+  kind(key: keyof S & string): Kind {
+    const s = core(this.schema.shape[key]!);
+    if (s instanceof z.ZodNumber) return 'number';
+    if (s instanceof z.ZodBoolean) return 'boolean';
+    if (s instanceof z.ZodLiteral && s.value === true) return 'switch';
+    if (s instanceof z.ZodEnum) return { choices: s.options as string[] };
+    return 'string';
+  }
+
+  describe(key: keyof S & string): string {
+    return this.schema.shape[key]!.description ?? '';
+  }
+
+  /** what a flag's value is called in the help: the key's `placeholder` meta, else by its kind */
+  placeholder(key: keyof S & string): string {
+    const named = this.schema.shape[key]!.meta()?.placeholder;
+    if (typeof named === 'string') return named;
+    const kind = this.kind(key);
+    if (typeof kind === 'object') return 'choice';
+    if (kind === 'number') return this.range(key).int ? 'n' : 'x';
+    return kind === 'boolean' ? 'true|false' : 'value';
+  }
+
+  /** a number key's bounds, as the schema states them (zod's safe-integer bounds are no bound) */
+  range(key: keyof S & string): NumberRange {
+    const s = core(this.schema.shape[key]!);
+    if (!(s instanceof z.ZodNumber)) return {};
+    const min = s.minValue ?? Number.NEGATIVE_INFINITY;
+    const max = s.maxValue ?? Number.POSITIVE_INFINITY;
+    return {
+      ...(s.isInt ? { int: true } : {}),
+      ...(min > Number.MIN_SAFE_INTEGER ? { min } : {}),
+      ...(max < Number.MAX_SAFE_INTEGER ? { max } : {}),
+    };
+  }
+
+  /** a flag's text (or `true`, for a switch) as the value its key takes */
+  flagValue(key: keyof S & string, text: string | true): unknown {
+    const kind = this.kind(key);
+    const flag = flagOf(key);
+    if (kind === 'switch') return true;
+    const value = String(text);
+    if (kind === 'number') {
+      if (this.rangeCheck === 'flag') return parseNumberFlag(flag, value, this.range(key));
+      const n = Number(value);
+      if (value.trim() === '' || !Number.isFinite(n))
+        throw new SettingsError(`${flag}: "${value}" is not a number`);
+      return n;
+    }
+    if (kind === 'boolean') {
+      if (value === 'true' || value === 'false') return value === 'true';
+      throw new SettingsError(`${flag}: give true or false, not "${value}"`);
+    }
+    return value;
+  }
+
+  /** the keys given as flags (commander's option values, keyed by the camel-case key), as values */
+  fromFlags(opts: Readonly<Record<string, unknown>>): Partial<Record<keyof S & string, unknown>> {
+    const values: Partial<Record<keyof S & string, unknown>> = {};
+    for (const k of this.keys)
+      if (opts[k] !== undefined) values[k] = this.flagValue(k, opts[k] === true ? true : String(opts[k]));
+    return values;
+  }
+
+  describeIssue(issue: z.core.$ZodIssue, source: string): string {
+    const key = issue.path.join('.');
+    if (issue.code === 'unrecognized_keys')
+      return `${source}: unknown key(s) ${issue.keys.join(', ')}; the keys are: ${this.keys.join(', ')}`;
+    const kind = this.has(key) ? this.kind(key) : 'string';
+    const allowed = typeof kind === 'object' ? ` (allowed: ${kind.choices.join(', ')})` : '';
+    return `${source}: ${key || 'the file'}: ${issue.message}${allowed}`;
+  }
+
+  /**
+   * The values of `layers`, later ones overriding earlier ones, then the defaults; each layer is
+   * checked on its own first, so an error names where the bad value came from. `overrides` holds
+   * every key a layer set.
+   */
+  resolve(layers: readonly Layer[]): {
+    config: z.infer<z.ZodObject<S>>;
+    overrides: Partial<z.infer<z.ZodObject<S>>>;
+  } {
+    for (const layer of layers) this.check(layer.values, (key) => (layer.flags ? flagOf(key) : layer.source));
+    const overrides = Object.assign({}, ...layers.map((l) => l.values)) as Partial<z.infer<z.ZodObject<S>>>;
+    const config = this.check(overrides, (key) => {
+      const from = layers.findLast((l) => Object.hasOwn(l.values, key));
+      return from?.flags ? flagOf(key) : (from?.source ?? 'config');
+    });
+    return { config, overrides };
+  }
+
+  private check(values: unknown, sourceOf: (key: string) => string): z.infer<z.ZodObject<S>> {
+    const checked = this.schema.safeParse(values);
+    if (checked.success) return checked.data;
+    const issue = checked.error.issues[0]!;
+    throw new SettingsError(this.describeIssue(issue, sourceOf(String(issue.path[0] ?? ''))));
+  }
+}
