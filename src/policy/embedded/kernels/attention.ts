@@ -42,7 +42,7 @@ export function attentionForwardF32(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const ld = (T + 3) & ~3;
-  const [pqkv, pkt, ps, py] = regions(T * D3, hd * T, T * ld, T * D) as [number, number, number, number];
+  const [pqkv, pkt, ps, py] = regions(T * D3, hd * T, T * ld, T * D);
   const h = heap();
   h.set(qkv.subarray(0, T * D3), pqkv);
   for (let hh = 0; hh < H; hh++) {
@@ -68,14 +68,7 @@ export function attentionBackwardF32(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const ld = (T + 3) & ~3;
-  const [pqkv, pdy, pp, pds, pvt, pdq] = regions(T * D3, T * D, T * ld, T * ld, hd * T, T * D3) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [pqkv, pdy, pp, pds, pvt, pdq] = regions(T * D3, T * D, T * ld, T * ld, hd * T, T * D3);
   const h = heap();
   h.set(qkv.subarray(0, T * D3), pqkv);
   h.set(dy.subarray(0, T * D), pdy);
@@ -119,13 +112,7 @@ export function attendCachedF32(
   const D3 = 3 * D;
   const L = p0 + n;
   const ld = (L + 3) & ~3;
-  const [pq, pk, pv, ps, py] = regions(n * D3, L * D, L * D, n * ld, n * D) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [pq, pk, pv, ps, py] = regions(n * D3, L * D, L * D, n * ld, n * D);
   const h = heap();
   h.set(qkv.subarray(0, n * D3), pq);
   h.set(K.subarray(0, L * D), pk);
