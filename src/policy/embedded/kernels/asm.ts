@@ -69,6 +69,8 @@ export const Simd = {
   i32x4TruncSatF32x4S: 0xf8,
   /** relaxed SIMD: a * b + c, fused or not as the machine does it (see fma.ts) */
   f32x4RelaxedMadd: 0x105,
+  /** relaxed SIMD: -(a * b) + c */
+  f32x4RelaxedNmadd: 0x106,
 } as const;
 
 function uleb(out: number[], n: number): void {

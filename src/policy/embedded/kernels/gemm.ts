@@ -513,7 +513,7 @@ const instance = new wasm.Instance(
         buildPack(4),
         buildPack(8),
         buildPanel(FUSED),
-        ...buildVmath(),
+        ...buildVmath(FUSED),
         ...buildVnorm(FUSED),
       ],
       16,
