@@ -399,17 +399,18 @@ function buildPack(W: 4 | 8): Fn {
 /**
  * The panel kernel: C[i, j] (+)= sum_k A[i, k] B[k, j] (+ bias[j]) over packed operands, A in
  * blocks of BLOCK_ROWS rows ([k][row], `strideA` bytes apart) and B in strips of STRIP_COLS
- * columns ([k][column], `strideB` bytes apart); C has `ldc` floats per row and room for whole
- * blocks and strips. A strip of B stays in L1 while every row block passes it, and each step of k
+ * columns, `strideB` bytes apart, each step of k `kStrideB` further (packed: [k][column], 32
+ * bytes; or B as it is, row-major, for a few rows of A); C has `ldc` floats per row and room for
+ * whole blocks and strips. A strip of B stays in L1 while every row block passes it, and each step of k
  * reads both operands at consecutive addresses. Every element is summed over k in order, then the
  * bias added, then (accumulating) the old C, as in `sgemm`: without FMA the two give the same bits.
  */
 function buildPanel(fused: boolean): Fn {
   const RM = BLOCK_ROWS;
   const VW = STRIP_COLS / 4;
-  const f = new Fn('panel', Array(11).fill(I32));
-  const [c, ldc, pa, strideA, pb, strideB, rowBlocks, K, strips, flags, bias] = [
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+  const f = new Fn('panel', Array(12).fill(I32));
+  const [c, ldc, pa, strideA, pb, strideB, kStrideB, rowBlocks, K, strips, flags, bias] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
   ] as const;
   const strip = f.local(I32);
   const rb = f.local(I32);
@@ -453,7 +454,7 @@ function buildPanel(fused: boolean): Fn {
                 for (let v = 0; v < VW; v++) f.madd(acc[r * VW + v]!, sp, bv[v]!, fused);
               }
               f.inc(p, RM * 4);
-              f.inc(q, VW * 16);
+              f.inc(q, () => f.get(kStrideB));
             },
           );
           f.when(
@@ -641,6 +642,9 @@ export function sdotnt(
 /** below this many rows an A @ B^T product uses the dot-product kernel instead of packing B */
 const DOT_ROWS = 4;
 
+/** from this many rows of A on, B is worth packing into strips */
+const PACK_ROWS = 16;
+
 /** floats of A per pass over B's strips (128 KiB: a chunk of rows stays in L2 while B streams by) */
 const CHUNK_FLOATS = 32768;
 
@@ -695,12 +699,29 @@ export function gemmF32(
   const [akStride, aRowStride] = layout === 'TN' ? [M, 1] : [1, K];
   pack4(pA * 4, praw * 4, fullA, K, akStride, aRowStride);
   packEdge(h, pA + fullA * BLOCK_ROWS * K, praw, fullA * BLOCK_ROWS, M, BLOCK_ROWS, K, akStride, aRowStride);
-  // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided
-  h.set(b.subarray(0, nB), praw);
-  const fullB = Math.floor(N / STRIP_COLS);
-  const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
-  pack8(pB * 4, praw * 4, fullB, K, bkStride, bColStride);
-  packEdge(h, pB + fullB * STRIP_COLS * K, praw, fullB * STRIP_COLS, N, STRIP_COLS, K, bkStride, bColStride);
+  // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided.
+  // A few rows of A read B once, so there B stays row-major (rows padded to whole strips): one
+  // copy instead of a packing pass that would cost as much as the product.
+  const rowMajorB = layout === 'NN' && M < PACK_ROWS;
+  if (rowMajorB) copyRows(h, pB, Np, b, 0, N, K, true);
+  else {
+    h.set(b.subarray(0, nB), praw);
+    const fullB = Math.floor(N / STRIP_COLS);
+    const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
+    pack8(pB * 4, praw * 4, fullB, K, bkStride, bColStride);
+    packEdge(
+      h,
+      pB + fullB * STRIP_COLS * K,
+      praw,
+      fullB * STRIP_COLS,
+      N,
+      STRIP_COLS,
+      K,
+      bkStride,
+      bColStride,
+    );
+  }
+  const [stripBytes, kBytes] = rowMajorB ? [STRIP_COLS * 4, Np * 4] : [K * STRIP_COLS * 4, STRIP_COLS * 4];
   if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
   if (bias) {
     h.set(bias.subarray(0, N), pbias);
@@ -722,8 +743,9 @@ export function gemmF32(
         Np,
         (pA + i0 * K + k0 * BLOCK_ROWS) * 4,
         K * BLOCK_ROWS * 4,
-        (pB + k0 * STRIP_COLS) * 4,
-        K * STRIP_COLS * 4,
+        pB * 4 + k0 * kBytes,
+        stripBytes,
+        kBytes,
         rows / BLOCK_ROWS,
         kn,
         Np / STRIP_COLS,
