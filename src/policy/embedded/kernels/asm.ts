@@ -54,6 +54,7 @@ export const Simd = {
   load32Splat: 0x09,
   store: 0x0b,
   const: 0x0c,
+  i8x16Shuffle: 0x0d,
   i32x4Splat: 0x11,
   f32x4Splat: 0x13,
   f32x4ExtractLane: 0x1f,
@@ -173,6 +174,13 @@ export class Fn {
   madd(acc: number, x: number, y: number, fused: boolean): this {
     if (fused) return this.get(x).get(y).get(acc).simd(Simd.f32x4RelaxedMadd).set(acc);
     return this.get(acc).get(x).get(y).simd(Simd.f32x4Mul).simd(Simd.f32x4Add).set(acc);
+  }
+
+  /** the f32x4 shuffle of the two vectors on the stack: lane l < 4 of the first, l - 4 of the second */
+  shuffle32(lanes: readonly [number, number, number, number]): this {
+    this.simd(Simd.i8x16Shuffle);
+    for (const l of lanes) for (let b = 0; b < 4; b++) this.code.push(4 * l + b);
+    return this;
   }
 
   v128Zero(): this {

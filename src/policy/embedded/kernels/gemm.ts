@@ -292,20 +292,19 @@ function buildSdotnt(fused: boolean): Fn {
 }
 
 /**
- * transpose(dst, src, rows, cols, ld): dst[c*rows + r] = src[r*ld + c]. Eight source rows are read
- * side by side so each step writes eight consecutive floats of one destination row.
+ * transpose(dst, src, rows, cols, ld, ldd): dst[c*ldd + r] = src[r*ld + c]. Eight source rows are
+ * read side by side so each step writes eight consecutive floats of one destination row.
  */
 function buildTranspose(): Fn {
-  const f = new Fn('transpose', [I32, I32, I32, I32, I32]);
-  const [dst, src, rows, cols, ld] = [0, 1, 2, 3, 4] as const;
+  const f = new Fn('transpose', [I32, I32, I32, I32, I32, I32]);
+  const [dst, src, rows, cols, ld, ldd] = [0, 1, 2, 3, 4, 5] as const;
   const RB = 8;
   const r0 = f.local(I32);
   const c = f.local(I32);
   const pd = f.local(I32);
-  const rowBytes = f.local(I32);
   const ps = Array.from({ length: RB }, () => f.local(I32));
   f.get(ld).i32(2).op(Op.i32Shl).set(ld);
-  f.get(rows).i32(2).op(Op.i32Shl).set(rowBytes);
+  f.get(ldd).i32(2).op(Op.i32Shl).set(ldd);
   const block = (R: number) => {
     for (let r = 0; r < R; r++)
       f.get(src).get(r0).i32(r).op(Op.i32Add).get(ld).op(Op.i32Mul, Op.i32Add).set(ps[r]!);
@@ -321,7 +320,7 @@ function buildTranspose(): Fn {
             .mem(Op.f32Store, 4 * r, false);
           f.inc(ps[r]!, 4);
         }
-        f.inc(pd, () => f.get(rowBytes));
+        f.inc(pd, () => f.get(ldd));
         f.inc(c, -1);
       },
     );
@@ -332,10 +331,52 @@ function buildTranspose(): Fn {
   return f;
 }
 
+/** copy(dst, ldd, src, lds, rows, cols): dst[r*ldd + c] = src[r*lds + c], vectors where they fit */
+function buildCopy(): Fn {
+  const f = new Fn('copy', Array(6).fill(I32));
+  const [dst, ldd, src, lds, rows, cols] = [0, 1, 2, 3, 4, 5] as const;
+  const [r, k, v4, bytes] = [f.local(I32), f.local(I32), f.local(I32), f.local(I32)];
+  f.get(ldd).i32(2).op(Op.i32Shl).set(ldd);
+  f.get(lds).i32(2).op(Op.i32Shl).set(lds);
+  f.get(cols).i32(2).op(Op.i32Shl).set(bytes);
+  f.get(bytes).i32(-16).op(Op.i32And).set(v4);
+  f.i32(0).set(r);
+  f.while(
+    () => f.get(r).get(rows).op(Op.i32LtS),
+    () => {
+      f.i32(0).set(k);
+      f.while(
+        () => f.get(k).get(v4).op(Op.i32LtS),
+        () => {
+          f.get(dst).get(k).op(Op.i32Add);
+          f.get(src).get(k).op(Op.i32Add).mem(Simd.load, 0, true);
+          f.mem(Simd.store, 0, true);
+          f.inc(k, 16);
+        },
+      );
+      f.while(
+        () => f.get(k).get(bytes).op(Op.i32LtS),
+        () => {
+          f.get(dst).get(k).op(Op.i32Add);
+          f.get(src).get(k).op(Op.i32Add).mem(Op.f32Load, 0, false);
+          f.mem(Op.f32Store, 0, false);
+          f.inc(k, 4);
+        },
+      );
+      f.inc(dst, () => f.get(ldd));
+      f.inc(src, () => f.get(lds));
+      f.inc(r, 1);
+    },
+  );
+  return f;
+}
+
 /**
  * pack(dst, src, blocks, K, sk, sw): operand panels in the order the panel kernel reads them,
  * dst[b][k][w] = src[k*sk + (b*W + w)*sw] for w < W (element strides). With sw = 1 a block's W
- * values are consecutive and move as vectors; otherwise (a transposed operand) one by one.
+ * values are consecutive and move as vectors. With sk = 1 (a transposed operand: each of the W
+ * lines consecutive along k) four steps of k are read from every line as vectors and transposed
+ * in registers, four lines at a time. Otherwise one value at a time.
  */
 function buildPack(W: 4 | 8): Fn {
   const f = new Fn(`pack${W}`, [I32, I32, I32, I32, I32, I32]);
@@ -343,41 +384,80 @@ function buildPack(W: 4 | 8): Fn {
   const b = f.local(I32);
   const kk = f.local(I32);
   const ps = f.local(I32);
-  const pw = f.local(I32);
-  const v = f.local(V128);
+  const line = Array.from({ length: W }, () => f.local(I32));
+  const v = Array.from({ length: 4 }, () => f.local(V128));
+  const t = Array.from({ length: 4 }, () => f.local(V128));
   f.get(sk).i32(2).op(Op.i32Shl).set(sk);
   f.get(sw).i32(2).op(Op.i32Shl).set(sw);
-  const loop = (contiguous: boolean) => {
+  /** one value of each line at the line pointers, then every pointer one element on */
+  const scalarStep = () => {
+    for (let w = 0; w < W; w++) {
+      f.get(dst)
+        .get(line[w]!)
+        .mem(Op.f32Load, 0, false)
+        .mem(Op.f32Store, 4 * w, false);
+      f.inc(line[w]!, () => f.get(sk));
+    }
+    f.inc(dst, 4 * W);
+  };
+  /** four values (k..k+3) of each line, transposed: dst[k + j][w] for j < 4 */
+  const transposedStep = () => {
+    for (let quad = 0; quad < W / 4; quad++) {
+      for (let r = 0; r < 4; r++)
+        f.get(line[4 * quad + r]!)
+          .mem(Simd.load, 0, true)
+          .set(v[r]!);
+      f.get(v[0]!).get(v[1]!).shuffle32([0, 4, 1, 5]).set(t[0]!);
+      f.get(v[0]!).get(v[1]!).shuffle32([2, 6, 3, 7]).set(t[1]!);
+      f.get(v[2]!).get(v[3]!).shuffle32([0, 4, 1, 5]).set(t[2]!);
+      f.get(v[2]!).get(v[3]!).shuffle32([2, 6, 3, 7]).set(t[3]!);
+      const out: [number, number, readonly [number, number, number, number]][] = [
+        [0, 2, [0, 1, 4, 5]],
+        [0, 2, [2, 3, 6, 7]],
+        [1, 3, [0, 1, 4, 5]],
+        [1, 3, [2, 3, 6, 7]],
+      ];
+      out.forEach(([x, y, lanes], j) => {
+        f.get(dst);
+        f.get(t[x]!).get(t[y]!).shuffle32(lanes);
+        f.mem(Simd.store, 4 * W * j + 16 * quad, true);
+      });
+    }
+    for (let w = 0; w < W; w++) f.inc(line[w]!, 16);
+    f.inc(dst, 16 * W);
+  };
+  const loop = (mode: 'contiguous' | 'transposed' | 'scalar') => {
     f.i32(0).set(b);
     f.while(
       () => f.get(b).get(blocks).op(Op.i32LtS),
       () => {
         f.get(src).get(b).i32(W).op(Op.i32Mul).get(sw).op(Op.i32Mul, Op.i32Add).set(ps);
+        for (let w = 0; w < W; w++) {
+          f.get(ps).set(line[w]!);
+          if (w < W - 1) f.inc(ps, () => f.get(sw));
+        }
         f.get(K).set(kk);
+        if (mode === 'transposed') {
+          f.while(
+            () => f.get(kk).i32(4).op(Op.i32GeS),
+            () => {
+              transposedStep();
+              f.inc(kk, -4);
+            },
+          );
+        }
         f.while(
           () => f.get(kk).i32(0).op(Op.i32GtS),
           () => {
-            if (contiguous) {
+            if (mode === 'contiguous') {
               for (let q = 0; q < W / 4; q++) {
-                f.get(ps)
-                  .mem(Simd.load, 16 * q, true)
-                  .set(v);
-                f.get(dst)
-                  .get(v)
-                  .mem(Simd.store, 16 * q, true);
+                f.get(dst);
+                f.get(line[0]!).mem(Simd.load, 16 * q, true);
+                f.mem(Simd.store, 16 * q, true);
               }
-            } else {
-              f.get(ps).set(pw);
-              for (let w = 0; w < W; w++) {
-                f.get(dst)
-                  .get(pw)
-                  .mem(Op.f32Load, 0, false)
-                  .mem(Op.f32Store, 4 * w, false);
-                if (w < W - 1) f.inc(pw, () => f.get(sw));
-              }
-            }
-            f.inc(dst, 4 * W);
-            f.inc(ps, () => f.get(sk));
+              f.inc(line[0]!, () => f.get(sk));
+              f.inc(dst, 4 * W);
+            } else scalarStep();
             f.inc(kk, -1);
           },
         );
@@ -385,13 +465,15 @@ function buildPack(W: 4 | 8): Fn {
       },
     );
   };
+  const is = (x: number, bytes: number) => () => f.get(x).i32(bytes).op(Op.i32Eq);
+  f.when(is(sw, 4), () => loop('contiguous'));
   f.when(
-    () => f.get(sw).i32(4).op(Op.i32Eq),
-    () => loop(true),
+    () => f.get(sw).i32(4).op(Op.i32Ne).get(sk).i32(4).op(Op.i32Eq).op(Op.i32And),
+    () => loop('transposed'),
   );
   f.when(
-    () => f.get(sw).i32(4).op(Op.i32Ne),
-    () => loop(false),
+    () => f.get(sw).i32(4).op(Op.i32Ne).get(sk).i32(4).op(Op.i32Ne).op(Op.i32And),
+    () => loop('scalar'),
   );
   return f;
 }
@@ -511,6 +593,7 @@ const instance = new wasm.Instance(
         buildSgemm(TILE_ROWS, TILE_VECS, FUSED),
         buildSdotnt(FUSED),
         buildTranspose(),
+        buildCopy(),
         buildPack(4),
         buildPack(8),
         buildPanel(FUSED),
@@ -526,13 +609,22 @@ const memory = instance.exports.memory as WasmMemory;
 const sgemmRaw = instance.exports.sgemm as Kernel;
 const sdotntRaw = instance.exports.sdotnt as Kernel;
 const transposeRaw = instance.exports.transpose as Kernel;
+const copyRaw = instance.exports.copy as Kernel;
 const pack4 = instance.exports.pack4 as Kernel;
 const pack8 = instance.exports.pack8 as Kernel;
 const panel = instance.exports.panel as Kernel;
 
-/** in linear memory (float offsets): dst[d + c*rows + r] = src[s + r*ld + c] for r < rows, c < cols */
-export function stranspose(d: number, s: number, rows: number, cols: number, ld: number): void {
-  transposeRaw(d * 4, s * 4, rows, cols, ld);
+/**
+ * in linear memory (float offsets): dst[d + c*ldd + r] = src[s + r*ld + c] for r < rows, c < cols
+ * (ldd: rows unless given)
+ */
+export function stranspose(d: number, s: number, rows: number, cols: number, ld: number, ldd = rows): void {
+  transposeRaw(d * 4, s * 4, rows, cols, ld, ldd);
+}
+
+/** in linear memory (float offsets): dst[d + r*ldd + c] = src[s + r*lds + c] for r < rows, c < cols */
+export function scopy(d: number, ldd: number, s: number, lds: number, rows: number, cols: number): void {
+  copyRaw(d * 4, ldd, s * 4, lds, rows, cols);
 }
 
 /** the elementwise and row-wise kernels of vmath.ts and vnorm.ts (byte pointers, element counts) */
