@@ -481,18 +481,17 @@ function buildPack(W: 4 | 8): Fn {
 /**
  * The panel kernel: C[i, j] (+)= sum_k A[i, k] B[k, j] (+ bias[j]) over packed operands, A in
  * blocks of BLOCK_ROWS rows ([k][row], `strideA` bytes apart) and B in strips of STRIP_COLS
- * columns, `strideB` bytes apart, each step of k `kStrideB` further (packed: [k][column], 32
- * bytes; or B as it is, row-major, for a few rows of A); C has `ldc` floats per row and room for
- * whole blocks and strips. A strip of B stays in L1 while every row block passes it, and each step of k
+ * columns ([k][column], `strideB` bytes apart); C has `ldc` floats per row and room for whole
+ * blocks and strips. A strip of B stays in L1 while every row block passes it, and each step of k
  * reads both operands at consecutive addresses. Every element is summed over k in order, then the
  * bias added, then (accumulating) the old C, as in `sgemm`: without FMA the two give the same bits.
  */
 function buildPanel(fused: boolean): Fn {
   const RM = BLOCK_ROWS;
   const VW = STRIP_COLS / 4;
-  const f = new Fn('panel', Array(12).fill(I32));
-  const [c, ldc, pa, strideA, pb, strideB, kStrideB, rowBlocks, K, strips, flags, bias] = [
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+  const f = new Fn('panel', Array(11).fill(I32));
+  const [c, ldc, pa, strideA, pb, strideB, rowBlocks, K, strips, flags, bias] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
   ] as const;
   const strip = f.local(I32);
   const rb = f.local(I32);
@@ -536,7 +535,7 @@ function buildPanel(fused: boolean): Fn {
                 for (let v = 0; v < VW; v++) f.madd(acc[r * VW + v]!, sp, bv[v]!, fused);
               }
               f.inc(p, RM * 4);
-              f.inc(q, () => f.get(kStrideB));
+              f.inc(q, VW * 16);
             },
           );
           f.when(
@@ -779,10 +778,31 @@ export function gemmF32(
     out.set(h.subarray(pc, pc + M * N));
     return;
   }
+  const Np = roundUp(N, STRIP_COLS);
+  const kc = K <= 512 ? K : 256;
+  if (layout === 'NN' && M < PACK_ROWS) {
+    // A few rows read B once: B stays row-major (rows padded to whole strips, one copy), A as it
+    // is, and the strided kernel runs rows one by one past its last block of 4, where the panel
+    // kernel would compute whole blocks. Its tiles take every sum in the panel kernel's order
+    // (and, with the padding, only in vectors), so a row comes out the same bits either way.
+    const [pA, pB, pC, pbias] = regions(nA, Np * K, M * Np, Np);
+    const h = heapView;
+    h.set(a.subarray(0, nA), pA);
+    copyRows(h, pB, Np, b, 0, N, K, true);
+    if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
+    if (bias) setBias(h, pbias, bias, N, Np);
+    for (let k0 = 0; k0 === 0 || k0 < K; k0 += kc) {
+      const first = k0 === 0;
+      const kn = Math.min(kc, K - k0);
+      sgemm(pC, Np, pA + k0, K, 1, pB + k0 * Np, Np, pbias, M, kn, Np, accumulate || !first, first && !!bias);
+      if (K === 0) break;
+    }
+    copyRows(h, pC, Np, out, 0, N, M, false);
+    return;
+  }
   // Both operands are packed for the panel kernel, padded to whole row blocks and column strips
   // (the padding computes values nobody reads). C keeps rows of N floats when N fills whole strips.
   const Mp = roundUp(M, BLOCK_ROWS);
-  const Np = roundUp(N, STRIP_COLS);
   const [praw, pA, pB, pC, pbias] = regions(Math.max(nA, nB), Mp * K, Np * K, Mp * Np, Np);
   const h = heapView;
   // A as row blocks [k][row]: a [M, K] is strided along the rows, a^T (TN) consecutive
@@ -791,38 +811,17 @@ export function gemmF32(
   const [akStride, aRowStride] = layout === 'TN' ? [M, 1] : [1, K];
   pack4(pA * 4, praw * 4, fullA, K, akStride, aRowStride);
   packEdge(h, pA + fullA * BLOCK_ROWS * K, praw, fullA * BLOCK_ROWS, M, BLOCK_ROWS, K, akStride, aRowStride);
-  // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided.
-  // A few rows of A read B once, so there B stays row-major (rows padded to whole strips): one
-  // copy instead of a packing pass that would cost as much as the product.
-  const rowMajorB = layout === 'NN' && M < PACK_ROWS;
-  if (rowMajorB) copyRows(h, pB, Np, b, 0, N, K, true);
-  else {
-    h.set(b.subarray(0, nB), praw);
-    const fullB = Math.floor(N / STRIP_COLS);
-    const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
-    pack8(pB * 4, praw * 4, fullB, K, bkStride, bColStride);
-    packEdge(
-      h,
-      pB + fullB * STRIP_COLS * K,
-      praw,
-      fullB * STRIP_COLS,
-      N,
-      STRIP_COLS,
-      K,
-      bkStride,
-      bColStride,
-    );
-  }
-  const [stripBytes, kBytes] = rowMajorB ? [STRIP_COLS * 4, Np * 4] : [K * STRIP_COLS * 4, STRIP_COLS * 4];
+  // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided
+  h.set(b.subarray(0, nB), praw);
+  const fullB = Math.floor(N / STRIP_COLS);
+  const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
+  pack8(pB * 4, praw * 4, fullB, K, bkStride, bColStride);
+  packEdge(h, pB + fullB * STRIP_COLS * K, praw, fullB * STRIP_COLS, N, STRIP_COLS, K, bkStride, bColStride);
   if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
-  if (bias) {
-    h.set(bias.subarray(0, N), pbias);
-    h.fill(0, pbias + N, pbias + Np);
-  }
+  if (bias) setBias(h, pbias, bias, N, Np);
   // The k blocking does not depend on M: it sets the order in which a row's sum is taken, and a
   // row must come out the same whether it runs alone (decoding) or with others (prefill), for
   // the prefix cache to be exact.
-  const kc = K <= 512 ? K : 256;
   const mc = Math.max(BLOCK_ROWS, Math.floor(CHUNK_FLOATS / Math.max(1, kc) / BLOCK_ROWS) * BLOCK_ROWS);
   for (let k0 = 0; k0 === 0 || k0 < K; k0 += kc) {
     const kn = Math.min(kc, K - k0);
@@ -835,9 +834,8 @@ export function gemmF32(
         Np,
         (pA + i0 * K + k0 * BLOCK_ROWS) * 4,
         K * BLOCK_ROWS * 4,
-        pB * 4 + k0 * kBytes,
-        stripBytes,
-        kBytes,
+        (pB + k0 * STRIP_COLS) * 4,
+        K * STRIP_COLS * 4,
         rows / BLOCK_ROWS,
         kn,
         Np / STRIP_COLS,
@@ -848,6 +846,12 @@ export function gemmF32(
     if (K === 0) break;
   }
   copyRows(h, pC, Np, out, 0, N, M, false);
+}
+
+/** the bias in linear memory, zero-padded to whole strips */
+function setBias(h: Float32Array, p: number, bias: Float32Array, N: number, Np: number): void {
+  h.set(bias.subarray(0, N), p);
+  h.fill(0, p + N, p + Np);
 }
 
 /**
