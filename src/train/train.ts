@@ -4,6 +4,7 @@
  * deterministic), the rounds, and the strict evaluation of the final policy. `resumeTraining`
  * continues a run folder from its last completed round.
  */
+
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { EmbeddedLearner } from '../learner/embedded/learner.js';
 import type { Learner } from '../learner/learner.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoint.js';
+import { FUSED } from '../policy/embedded/kernels/fma.js';
 import { writeJsonAtomic } from '../util/files.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
@@ -33,6 +35,9 @@ export interface TrainOutcome {
   readonly rounds: number;
 }
 
+/** float32 results differ at rounding level between fused and separate multiply-add kernels */
+const KERNELS = FUSED ? 'wasm-simd-fma' : 'wasm-simd';
+
 function codeVersion(): RunManifest['code'] {
   const root = new URL('../../', import.meta.url);
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
@@ -43,9 +48,9 @@ function codeVersion(): RunManifest['code'] {
     })
       .toString()
       .trim();
-    return { version: pkg.version, git };
+    return { version: pkg.version, git, kernels: KERNELS };
   } catch {
-    return { version: pkg.version };
+    return { version: pkg.version, kernels: KERNELS };
   }
 }
 
@@ -124,6 +129,7 @@ async function runToEnd(
           c.suite,
           c.maxTokens,
           manifest.code.version,
+          manifest.code.kernels,
           'greedy-compact',
         ]),
       )

@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { addLogprobGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import { gemmF32 } from '../../src/policy/embedded/kernels/gemm.js';
-import { geluBackwardF32, geluF32 } from '../../src/policy/embedded/kernels/pointwise.js';
+import {
+  colSumAccF32,
+  geluBackwardF32,
+  geluF32,
+  layerNormBackwardF32,
+  layerNormF32,
+} from '../../src/policy/embedded/kernels/pointwise.js';
 import { type Arr, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { gemmNT } from '../../src/policy/embedded/reference-ops.js';
+import { colSumAcc, gemmNT, layerNorm, layerNormBackward } from '../../src/policy/embedded/reference-ops.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 
 type Layout = 'NN' | 'NT' | 'TN';
@@ -223,6 +229,44 @@ describe('SIMD softmax and GELU', () => {
       if (Math.abs(x) < 1e3)
         expect(Math.abs(dg[i]! - dwant), `gelu'(${x})`).toBeLessThanOrEqual(2e-6 * (1 + Math.abs(dwant)));
       else expect(Number.isFinite(dg[i]!)).toBe(true);
+    }
+  });
+});
+
+describe('SIMD LayerNorm and bias sums', () => {
+  it('match the float64 reference, forward and backward, for any width', () => {
+    const rng = new Rng(31);
+    for (const D of [4, 6, 8, 20, 160]) {
+      const rows = 5;
+      const x = randomF32(rng, rows * D).map((v) => 3 + 2 * v);
+      const gain = randomF32(rng, D);
+      const bias = randomF32(rng, D);
+      const dh = randomF32(rng, rows * D);
+      const dx0 = randomF32(rng, rows * D);
+      const f64 = (a: Float32Array) => Float64Array.from(a);
+      const [out, mean, rstd] = [new Float32Array(rows * D), new Float32Array(rows), new Float32Array(rows)];
+      layerNormF32(out, x, mean, rstd, gain, bias, rows);
+      const [o64, m64, r64] = [new Float64Array(rows * D), new Float64Array(rows), new Float64Array(rows)];
+      layerNorm(o64, f64(x), m64, r64, f64(gain), f64(bias), rows);
+      for (let i = 0; i < rows * D; i++)
+        expect(Math.abs(out[i]! - o64[i]!)).toBeLessThan(1e-5 * (1 + Math.abs(o64[i]!)));
+      const [dx, dg, db] = [dx0.slice(), randomF32(rng, D), randomF32(rng, D)];
+      const [dx64, dg64, db64] = [f64(dx), f64(dg), f64(db)];
+      layerNormBackwardF32(dx, dh, x, mean, rstd, gain, dg, db, rows);
+      layerNormBackward(dx64, f64(dh), f64(x), m64, r64, f64(gain), dg64, db64, rows);
+      const close = (a: Float32Array, b: Float64Array) => {
+        for (let i = 0; i < a.length; i++)
+          expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(1e-4 * (1 + Math.abs(b[i]!)));
+      };
+      close(dx, dx64);
+      close(dg, dg64);
+      close(db, db64);
+      // bias sums: exactly the scalar loop's (one float32 rounding per add, rows in order)
+      const g = randomF32(rng, D);
+      const want = g.slice();
+      colSumAcc(want, dh, rows);
+      colSumAccF32(g, dh, rows);
+      expect(Array.from(g)).toEqual(Array.from(want));
     }
   });
 });

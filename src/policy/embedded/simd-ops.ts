@@ -1,12 +1,20 @@
 /**
- * The float32 backend: matrix products, attention and GELU in the WebAssembly SIMD kernels of
- * ./kernels; the row-wise LayerNorm and bias sums, a small share of the work, in the reference loops.
+ * The float32 backend: every kernel in WebAssembly SIMD (./kernels). With fused multiply-add off
+ * (SEAL_WASM_FMA=0, see kernels/fma.ts) LayerNorm keeps the double-precision reference loops, so
+ * that every float32 result is what the kernels computed before FMA, bit for bit.
  */
 import { attendCachedF32, attentionBackwardF32, attentionForwardF32 } from './kernels/attention.js';
+import { FUSED } from './kernels/fma.js';
 import { gemmF32 } from './kernels/gemm.js';
-import { geluBackwardF32, geluF32 } from './kernels/pointwise.js';
+import {
+  colSumAccF32,
+  geluBackwardF32,
+  geluF32,
+  layerNormBackwardF32,
+  layerNormF32,
+} from './kernels/pointwise.js';
 import type { Ops } from './ops.js';
-import { colSumAcc, layerNorm, layerNormBackward } from './reference-ops.js';
+import { layerNorm, layerNormBackward } from './reference-ops.js';
 
 export const simdOps: Ops<Float32Array> = {
   dtype: 'float32',
@@ -14,9 +22,9 @@ export const simdOps: Ops<Float32Array> = {
   matmul: (out, a, w, bias, s) => gemmF32('NN', out, a, w, s, { bias }),
   matmulNT: (out, a, w, s) => gemmF32('NT', out, a, w, s, { rowwise: s.rowwise ?? false }),
   matmulTNAcc: (g, a, d, s) => gemmF32('TN', g, a, d, { m: s.k, k: s.m, n: s.n }, { accumulate: true }),
-  colSumAcc,
-  layerNorm,
-  layerNormBackward,
+  colSumAcc: colSumAccF32,
+  layerNorm: FUSED ? layerNormF32 : layerNorm,
+  layerNormBackward: FUSED ? layerNormBackwardF32 : layerNormBackward,
   gelu: geluF32,
   geluBackward: geluBackwardF32,
   attention: attentionForwardF32,

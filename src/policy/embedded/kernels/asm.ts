@@ -41,8 +41,11 @@ export const Op = {
   i32Shl: 0x74,
   i32ShrU: 0x76,
   f32Add: 0x92,
+  f32Sub: 0x93,
   f32Mul: 0x94,
   f32Div: 0x95,
+  f32Sqrt: 0x91,
+  f32ConvertI32S: 0xb2,
 } as const;
 
 /** opcodes behind the 0xfd (SIMD) prefix */
@@ -51,6 +54,7 @@ export const Simd = {
   load32Splat: 0x09,
   store: 0x0b,
   const: 0x0c,
+  i8x16Shuffle: 0x0d,
   i32x4Splat: 0x11,
   f32x4Splat: 0x13,
   f32x4ExtractLane: 0x1f,
@@ -64,6 +68,10 @@ export const Simd = {
   f32x4Pmin: 0xea,
   f32x4Pmax: 0xeb,
   i32x4TruncSatF32x4S: 0xf8,
+  /** relaxed SIMD: a * b + c, fused or not as the machine does it (see fma.ts) */
+  f32x4RelaxedMadd: 0x105,
+  /** relaxed SIMD: -(a * b) + c */
+  f32x4RelaxedNmadd: 0x106,
 } as const;
 
 function uleb(out: number[], n: number): void {
@@ -157,6 +165,22 @@ export class Fn {
       uleb(this.prologue, i);
     }
     return this.get(i);
+  }
+
+  /**
+   * local acc += local x * local y (f32x4): one fused multiply-add (a single rounding) when `fused`,
+   * else a multiply and an add, each rounded
+   */
+  madd(acc: number, x: number, y: number, fused: boolean): this {
+    if (fused) return this.get(x).get(y).get(acc).simd(Simd.f32x4RelaxedMadd).set(acc);
+    return this.get(acc).get(x).get(y).simd(Simd.f32x4Mul).simd(Simd.f32x4Add).set(acc);
+  }
+
+  /** the f32x4 shuffle of the two vectors on the stack: lane l < 4 of the first, l - 4 of the second */
+  shuffle32(lanes: readonly [number, number, number, number]): this {
+    this.simd(Simd.i8x16Shuffle);
+    for (const l of lanes) for (let b = 0; b < 4; b++) this.code.push(4 * l + b);
+    return this;
   }
 
   v128Zero(): this {

@@ -12,7 +12,13 @@
  * side by side), y/dy [T, D], att [H, T, T] with zeros above the diagonal.
  */
 import type { AttentionShape, CachedAttentionShape } from '../ops.js';
-import { Causal, heap, regions, sdotnt, sgemm, stranspose, vmath } from './gemm.js';
+import { Causal, heap, regions, scopy, sdotnt, sgemm, stranspose, vmath } from './gemm.js';
+
+/**
+ * The row stride of a transposed head [hd, T]: T would make it a multiple of 1 KiB for the usual
+ * lengths, and a k loop stepping down such rows reuses a few L1 sets until they thrash.
+ */
+const transposedStride = (T: number) => ((T + 3) & ~3) + 4;
 
 /** copies a [T, T] matrix between a dense array and linear memory rows of stride ld */
 function copyRows(
@@ -42,16 +48,19 @@ export function attentionForwardF32(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const ld = (T + 3) & ~3;
-  const [pqkv, pkt, ps, py] = regions(T * D3, hd * T, T * ld, T * D) as [number, number, number, number];
+  const ldt = transposedStride(T);
+  const [pqkv, pkt, pv, ps, py] = regions(T * D3, hd * ldt, T * hd, T * ld, T * D);
   const h = heap();
   h.set(qkv.subarray(0, T * D3), pqkv);
   for (let hh = 0; hh < H; hh++) {
     const q = pqkv + hh * hd;
-    stranspose(pkt, q + D, T, hd, D3);
-    sgemm(ps, ld, q, D3, 1, pkt, T, 0, T, hd, T, false, false, Causal.columns);
+    // B operands go in with short, unaligned row strides: K^T, and V as its own [T, hd]
+    stranspose(pkt, q + D, T, hd, D3, ldt);
+    scopy(pv, hd, q + 2 * D, D3, T, hd);
+    sgemm(ps, ld, q, D3, 1, pkt, ldt, 0, T, hd, T, false, false, Causal.columns);
     vmath.softmaxCausal(ps * 4, T, ld, scale, 0);
     copyRows(att, hh * T * T, T, h, ps, ld, T);
-    sgemm(py + hh * hd, D, ps, ld, 1, q + 2 * D, D3, 0, T, T, hd, false, false, Causal.kUpTo);
+    sgemm(py + hh * hd, D, ps, ld, 1, pv, hd, 0, T, T, hd, false, false, Causal.kUpTo);
   }
   y.set(h.subarray(py, py + T * D));
 }
@@ -68,14 +77,18 @@ export function attentionBackwardF32(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const ld = (T + 3) & ~3;
-  const [pqkv, pdy, pp, pds, pvt, pdq] = regions(T * D3, T * D, T * ld, T * ld, hd * T, T * D3) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const ldt = transposedStride(T);
+  const [pqkv, pdy, pp, pds, pvt, pq, pk, pg, pdq] = regions(
+    T * D3,
+    T * D,
+    T * ld,
+    T * ld,
+    hd * ldt,
+    T * hd,
+    T * hd,
+    T * hd,
+    T * D3,
+  );
   const h = heap();
   h.set(qkv.subarray(0, T * D3), pqkv);
   h.set(dy.subarray(0, T * D), pdy);
@@ -90,13 +103,19 @@ export function attentionBackwardF32(
     const v = q + 2 * D;
     const g = pdy + hh * hd;
     copyRows(h, pp, ld, att, hh * T * T, T, T);
-    stranspose(pvt, v, T, hd, D3);
-    sgemm(pds, ld, g, D, 1, pvt, T, 0, T, hd, T, false, false, Causal.columns);
+    stranspose(pvt, v, T, hd, D3, ldt);
+    for (const [dst, src, lds] of [
+      [pq, q, D3],
+      [pk, k, D3],
+      [pg, g, D],
+    ] as const)
+      scopy(dst, hd, src, lds, T, hd);
+    sgemm(pds, ld, g, D, 1, pvt, ldt, 0, T, hd, T, false, false, Causal.columns);
     vmath.softmaxCausalBackward(pp * 4, pds * 4, T, ld, scale);
     const dq = pdq + hh * hd;
-    sgemm(dq, D3, pds, ld, 1, k, D3, 0, T, T, hd, false, false, Causal.kUpTo);
-    sgemm(dq + D, D3, pds, 1, ld, q, D3, 0, T, T, hd, false, false, Causal.kFrom);
-    sgemm(dq + 2 * D, D3, pp, 1, ld, g, D, 0, T, T, hd, false, false, Causal.kFrom);
+    sgemm(dq, D3, pds, ld, 1, pk, hd, 0, T, T, hd, false, false, Causal.kUpTo);
+    sgemm(dq + D, D3, pds, 1, ld, pq, hd, 0, T, T, hd, false, false, Causal.kFrom);
+    sgemm(dq + 2 * D, D3, pp, 1, ld, pg, hd, 0, T, T, hd, false, false, Causal.kFrom);
   }
   dqkv.set(h.subarray(pdq, pdq + T * D3));
 }
@@ -119,13 +138,7 @@ export function attendCachedF32(
   const D3 = 3 * D;
   const L = p0 + n;
   const ld = (L + 3) & ~3;
-  const [pq, pk, pv, ps, py] = regions(n * D3, L * D, L * D, n * ld, n * D) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [pq, pk, pv, ps, py] = regions(n * D3, L * D, L * D, n * ld, n * D);
   const h = heap();
   h.set(qkv.subarray(0, n * D3), pq);
   h.set(K.subarray(0, L * D), pk);

@@ -1,25 +1,38 @@
 /**
  * Single-precision matrix kernels in WebAssembly SIMD (f32x4), generated at load time by `asm.ts`.
  *
- * `sgemm` computes C (+)= A @ B (+ bias) with B contiguous along the output columns: each step of k
- * broadcasts one A value per tile row and multiplies it into a few f32x4 vectors of one B row, so
- * the inner loop needs no horizontal sums. A is addressed through two strides, which covers
- * strided slices (attention heads) and A^T without packing; `gemmF32` still transposes A^T and
- * B^T operands once (O(n^2), in wasm), since unit-stride rows run faster. `sdotnt` is the
- * dot-product form (B contiguous along k) for a handful of rows, where transposing B would cost as
- * much as the product itself.
+ * `gemmF32` (every matrix product of the model) packs both operands the way its inner loop reads
+ * them, as BLAS libraries do: A in blocks of 4 rows ([k][row]), B in strips of 8 columns
+ * ([k][column]). The panel kernel then keeps a 4 x 8 tile of C in registers, and each step of k
+ * broadcasts 4 consecutive A values into 2 consecutive B vectors: no strides, no horizontal sums,
+ * and a B strip that stays in L1 while every block of A passes it. Packing costs O(n^2) against
+ * O(n^3) work, and replaced a kernel that read B with a long power-of-two stride. Multiply-adds
+ * are fused where the runtime allows it (fma.ts).
  *
- * Operands are copied into the module's linear memory (O(n^2) against O(n^3) work), which is one
- * scratch area reused by every call (see `regions`). The wasm functions take byte pointers and
- * element strides; the TypeScript wrappers exported here take float offsets.
+ * `sgemm` is the strided form the attention kernels use on slices of their operands (heads,
+ * transposes), with causal limits; `sdotnt` the dot-product form (B contiguous along k) for a
+ * handful of rows, where packing B would cost as much as the product itself.
+ *
+ * Operands are copied into the module's linear memory, one scratch area reused by every call (see
+ * `regions`). The wasm functions take byte pointers and element strides; the TypeScript wrappers
+ * exported here take float offsets.
  */
 import type { MatShape } from '../ops.js';
 import { assemble, F32, Fn, I32, Op, Simd, V128 } from './asm.js';
+import { FUSED } from './fma.js';
 import { buildVmath } from './vmath.js';
+import { buildVnorm } from './vnorm.js';
 
-/** tile rows and f32x4 column vectors of the main register tile (4 x 8: 8 accumulators, no spills) */
+/**
+ * rows and f32x4 column vectors of the register tile (4 x 8: 8 accumulators; V8 gives a wasm
+ * function 15 vector registers, and a wider tile spills some to the stack, which costs more than
+ * its extra accumulators gain)
+ */
 const TILE_ROWS = 4;
 const TILE_VECS = 2;
+/** the panel kernel's tile: A in blocks of this many rows, B in strips of this many columns */
+const BLOCK_ROWS = TILE_ROWS;
+const STRIP_COLS = 4 * TILE_VECS;
 
 /** causal restrictions of `sgemm`, per block of tile rows starting at row i0 */
 export const Causal = {
@@ -35,7 +48,31 @@ export const Causal = {
 const FLAG_ACCUMULATE = 1;
 const FLAG_BIAS = 2;
 
-function buildSgemm(RM: number, VW: number): Fn {
+/**
+ * Stores the vectors `accs` at the byte pointer in local `cp`, one after another, first adding what
+ * is there when `flags` asks to accumulate
+ */
+function storeRow(f: Fn, cp: number, accs: readonly number[], flags: number): void {
+  f.when(
+    () => f.get(flags).i32(FLAG_ACCUMULATE).op(Op.i32And),
+    () => {
+      accs.forEach((x, v) => {
+        f.get(x)
+          .get(cp)
+          .mem(Simd.load, 16 * v, true)
+          .simd(Simd.f32x4Add)
+          .set(x);
+      });
+    },
+  );
+  accs.forEach((x, v) => {
+    f.get(cp)
+      .get(x)
+      .mem(Simd.store, 16 * v, true);
+  });
+}
+
+function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   const f = new Fn('sgemm', Array(12).fill(I32));
   const [c, ldc, a, rsA, csA, b, ldb, bias, M, K, N, flags] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] as const;
   const i0 = f.local(I32);
@@ -96,10 +133,7 @@ function buildSgemm(RM: number, VW: number): Fn {
               .set(bv[v]!);
           for (let r = 0; r < R; r++) {
             f.get(pa[r]!).mem(Simd.load32Splat, 0, true).set(s);
-            for (let v = 0; v < V; v++) {
-              const x = acc[r * VW + v]!;
-              f.get(x).get(s).get(bv[v]!).simd(Simd.f32x4Mul).simd(Simd.f32x4Add).set(x);
-            }
+            for (let v = 0; v < V; v++) f.madd(acc[r * VW + v]!, s, bv[v]!, fused);
           }
         }
         for (let r = 0; r < R; r++) f.inc(pa[r]!, () => f.get(csA));
@@ -132,22 +166,7 @@ function buildSgemm(RM: number, VW: number): Fn {
           f.get(sacc[r]!).get(cp).mem(Op.f32Load, 0, false).op(Op.f32Add).set(sacc[r]!);
         });
         f.get(cp).get(sacc[r]!).mem(Op.f32Store, 0, false);
-      } else {
-        f.when(flag(FLAG_ACCUMULATE), () => {
-          for (let v = 0; v < V; v++) {
-            const x = acc[r * VW + v]!;
-            f.get(x)
-              .get(cp)
-              .mem(Simd.load, 16 * v, true)
-              .simd(Simd.f32x4Add)
-              .set(x);
-          }
-        });
-        for (let v = 0; v < V; v++)
-          f.get(cp)
-            .get(acc[r * VW + v]!)
-            .mem(Simd.store, 16 * v, true);
-      }
+      } else storeRow(f, cp, acc.slice(r * VW, r * VW + V), flags);
     }
   };
 
@@ -171,7 +190,7 @@ function buildSgemm(RM: number, VW: number): Fn {
 }
 
 /** C[i,j] (+)= dot(A row i, B row j) (+ bias[j]); one row by Q columns, k in f32x4 steps */
-function buildSdotnt(): Fn {
+function buildSdotnt(fused: boolean): Fn {
   const f = new Fn('sdotnt', Array(11).fill(I32));
   const [c, ldc, a, lda, b, ldb, bias, M, K, N, flags] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
   const i = f.local(I32);
@@ -182,6 +201,7 @@ function buildSdotnt(): Fn {
   const pb = Array.from({ length: 4 }, () => f.local(I32));
   const acc = Array.from({ length: 4 }, () => f.local(V128));
   const av = f.local(V128);
+  const bv = f.local(V128);
   const sum = Array.from({ length: 4 }, () => f.local(F32));
   const x = f.local(F32);
   for (const s of [ldc, lda, ldb]) f.get(s).i32(2).op(Op.i32Shl).set(s);
@@ -198,8 +218,8 @@ function buildSdotnt(): Fn {
       () => {
         f.get(pa).mem(Simd.load, 0, true).set(av);
         for (let q = 0; q < Q; q++) {
-          f.get(acc[q]!).get(av).get(pb[q]!).mem(Simd.load, 0, true);
-          f.simd(Simd.f32x4Mul).simd(Simd.f32x4Add).set(acc[q]!);
+          f.get(pb[q]!).mem(Simd.load, 0, true).set(bv);
+          f.madd(acc[q]!, av, bv, fused);
           f.inc(pb[q]!, 16);
         }
         f.inc(pa, 16);
@@ -272,20 +292,19 @@ function buildSdotnt(): Fn {
 }
 
 /**
- * transpose(dst, src, rows, cols, ld): dst[c*rows + r] = src[r*ld + c]. Eight source rows are read
- * side by side so each step writes eight consecutive floats of one destination row.
+ * transpose(dst, src, rows, cols, ld, ldd): dst[c*ldd + r] = src[r*ld + c]. Eight source rows are
+ * read side by side so each step writes eight consecutive floats of one destination row.
  */
 function buildTranspose(): Fn {
-  const f = new Fn('transpose', [I32, I32, I32, I32, I32]);
-  const [dst, src, rows, cols, ld] = [0, 1, 2, 3, 4] as const;
+  const f = new Fn('transpose', [I32, I32, I32, I32, I32, I32]);
+  const [dst, src, rows, cols, ld, ldd] = [0, 1, 2, 3, 4, 5] as const;
   const RB = 8;
   const r0 = f.local(I32);
   const c = f.local(I32);
   const pd = f.local(I32);
-  const rowBytes = f.local(I32);
   const ps = Array.from({ length: RB }, () => f.local(I32));
   f.get(ld).i32(2).op(Op.i32Shl).set(ld);
-  f.get(rows).i32(2).op(Op.i32Shl).set(rowBytes);
+  f.get(ldd).i32(2).op(Op.i32Shl).set(ldd);
   const block = (R: number) => {
     for (let r = 0; r < R; r++)
       f.get(src).get(r0).i32(r).op(Op.i32Add).get(ld).op(Op.i32Mul, Op.i32Add).set(ps[r]!);
@@ -301,7 +320,7 @@ function buildTranspose(): Fn {
             .mem(Op.f32Store, 4 * r, false);
           f.inc(ps[r]!, 4);
         }
-        f.inc(pd, () => f.get(rowBytes));
+        f.inc(pd, () => f.get(ldd));
         f.inc(c, -1);
       },
     );
@@ -309,6 +328,247 @@ function buildTranspose(): Fn {
   f.i32(0).set(r0);
   f.steps(r0, rows, RB, () => block(RB));
   f.steps(r0, rows, 1, () => block(1));
+  return f;
+}
+
+/** copy(dst, ldd, src, lds, rows, cols): dst[r*ldd + c] = src[r*lds + c], vectors where they fit */
+function buildCopy(): Fn {
+  const f = new Fn('copy', Array(6).fill(I32));
+  const [dst, ldd, src, lds, rows, cols] = [0, 1, 2, 3, 4, 5] as const;
+  const [r, k, v4, bytes] = [f.local(I32), f.local(I32), f.local(I32), f.local(I32)];
+  f.get(ldd).i32(2).op(Op.i32Shl).set(ldd);
+  f.get(lds).i32(2).op(Op.i32Shl).set(lds);
+  f.get(cols).i32(2).op(Op.i32Shl).set(bytes);
+  f.get(bytes).i32(-16).op(Op.i32And).set(v4);
+  f.i32(0).set(r);
+  f.while(
+    () => f.get(r).get(rows).op(Op.i32LtS),
+    () => {
+      f.i32(0).set(k);
+      f.while(
+        () => f.get(k).get(v4).op(Op.i32LtS),
+        () => {
+          f.get(dst).get(k).op(Op.i32Add);
+          f.get(src).get(k).op(Op.i32Add).mem(Simd.load, 0, true);
+          f.mem(Simd.store, 0, true);
+          f.inc(k, 16);
+        },
+      );
+      f.while(
+        () => f.get(k).get(bytes).op(Op.i32LtS),
+        () => {
+          f.get(dst).get(k).op(Op.i32Add);
+          f.get(src).get(k).op(Op.i32Add).mem(Op.f32Load, 0, false);
+          f.mem(Op.f32Store, 0, false);
+          f.inc(k, 4);
+        },
+      );
+      f.inc(dst, () => f.get(ldd));
+      f.inc(src, () => f.get(lds));
+      f.inc(r, 1);
+    },
+  );
+  return f;
+}
+
+/**
+ * pack(dst, src, blocks, K, sk, sw): operand panels in the order the panel kernel reads them,
+ * dst[b][k][w] = src[k*sk + (b*W + w)*sw] for w < W (element strides). With sw = 1 a block's W
+ * values are consecutive and move as vectors. With sk = 1 (a transposed operand: each of the W
+ * lines consecutive along k) four steps of k are read from every line as vectors and transposed
+ * in registers, four lines at a time. Otherwise one value at a time.
+ */
+function buildPack(W: 4 | 8): Fn {
+  const f = new Fn(`pack${W}`, [I32, I32, I32, I32, I32, I32]);
+  const [dst, src, blocks, K, sk, sw] = [0, 1, 2, 3, 4, 5] as const;
+  const b = f.local(I32);
+  const kk = f.local(I32);
+  const ps = f.local(I32);
+  const line = Array.from({ length: W }, () => f.local(I32));
+  const v = Array.from({ length: 4 }, () => f.local(V128));
+  const t = Array.from({ length: 4 }, () => f.local(V128));
+  f.get(sk).i32(2).op(Op.i32Shl).set(sk);
+  f.get(sw).i32(2).op(Op.i32Shl).set(sw);
+  /** one value of each line at the line pointers, then every pointer one element on */
+  const scalarStep = () => {
+    for (let w = 0; w < W; w++) {
+      f.get(dst)
+        .get(line[w]!)
+        .mem(Op.f32Load, 0, false)
+        .mem(Op.f32Store, 4 * w, false);
+      f.inc(line[w]!, () => f.get(sk));
+    }
+    f.inc(dst, 4 * W);
+  };
+  /** four values (k..k+3) of each line, transposed: dst[k + j][w] for j < 4 */
+  const transposedStep = () => {
+    for (let quad = 0; quad < W / 4; quad++) {
+      for (let r = 0; r < 4; r++)
+        f.get(line[4 * quad + r]!)
+          .mem(Simd.load, 0, true)
+          .set(v[r]!);
+      f.get(v[0]!).get(v[1]!).shuffle32([0, 4, 1, 5]).set(t[0]!);
+      f.get(v[0]!).get(v[1]!).shuffle32([2, 6, 3, 7]).set(t[1]!);
+      f.get(v[2]!).get(v[3]!).shuffle32([0, 4, 1, 5]).set(t[2]!);
+      f.get(v[2]!).get(v[3]!).shuffle32([2, 6, 3, 7]).set(t[3]!);
+      const out: [number, number, readonly [number, number, number, number]][] = [
+        [0, 2, [0, 1, 4, 5]],
+        [0, 2, [2, 3, 6, 7]],
+        [1, 3, [0, 1, 4, 5]],
+        [1, 3, [2, 3, 6, 7]],
+      ];
+      out.forEach(([x, y, lanes], j) => {
+        f.get(dst);
+        f.get(t[x]!).get(t[y]!).shuffle32(lanes);
+        f.mem(Simd.store, 4 * W * j + 16 * quad, true);
+      });
+    }
+    for (let w = 0; w < W; w++) f.inc(line[w]!, 16);
+    f.inc(dst, 16 * W);
+  };
+  const loop = (mode: 'contiguous' | 'transposed' | 'scalar') => {
+    f.i32(0).set(b);
+    f.while(
+      () => f.get(b).get(blocks).op(Op.i32LtS),
+      () => {
+        f.get(src).get(b).i32(W).op(Op.i32Mul).get(sw).op(Op.i32Mul, Op.i32Add).set(ps);
+        for (let w = 0; w < W; w++) {
+          f.get(ps).set(line[w]!);
+          if (w < W - 1) f.inc(ps, () => f.get(sw));
+        }
+        f.get(K).set(kk);
+        if (mode === 'transposed') {
+          f.while(
+            () => f.get(kk).i32(4).op(Op.i32GeS),
+            () => {
+              transposedStep();
+              f.inc(kk, -4);
+            },
+          );
+        }
+        f.while(
+          () => f.get(kk).i32(0).op(Op.i32GtS),
+          () => {
+            if (mode === 'contiguous') {
+              for (let q = 0; q < W / 4; q++) {
+                f.get(dst);
+                f.get(line[0]!).mem(Simd.load, 16 * q, true);
+                f.mem(Simd.store, 16 * q, true);
+              }
+              f.inc(line[0]!, () => f.get(sk));
+              f.inc(dst, 4 * W);
+            } else scalarStep();
+            f.inc(kk, -1);
+          },
+        );
+        f.inc(b, 1);
+      },
+    );
+  };
+  const is = (x: number, bytes: number) => () => f.get(x).i32(bytes).op(Op.i32Eq);
+  f.when(is(sw, 4), () => loop('contiguous'));
+  f.when(
+    () => f.get(sw).i32(4).op(Op.i32Ne).get(sk).i32(4).op(Op.i32Eq).op(Op.i32And),
+    () => loop('transposed'),
+  );
+  f.when(
+    () => f.get(sw).i32(4).op(Op.i32Ne).get(sk).i32(4).op(Op.i32Ne).op(Op.i32And),
+    () => loop('scalar'),
+  );
+  return f;
+}
+
+/**
+ * The panel kernel: C[i, j] (+)= sum_k A[i, k] B[k, j] (+ bias[j]) over packed operands, A in
+ * blocks of BLOCK_ROWS rows ([k][row], `strideA` bytes apart) and B in strips of STRIP_COLS
+ * columns ([k][column], `strideB` bytes apart); C has `ldc` floats per row and room for whole
+ * blocks and strips. A strip of B stays in L1 while every row block passes it, and each step of k
+ * reads both operands at consecutive addresses. Every element is summed over k in order, then the
+ * bias added, then (accumulating) the old C, as in `sgemm`: without FMA the two give the same bits.
+ */
+function buildPanel(fused: boolean): Fn {
+  const RM = BLOCK_ROWS;
+  const VW = STRIP_COLS / 4;
+  const f = new Fn('panel', Array(11).fill(I32));
+  const [c, ldc, pa, strideA, pb, strideB, rowBlocks, K, strips, flags, bias] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+  ] as const;
+  const strip = f.local(I32);
+  const rb = f.local(I32);
+  const p = f.local(I32);
+  const end = f.local(I32);
+  const q = f.local(I32);
+  const q0 = f.local(I32);
+  const cp = f.local(I32);
+  const acc = Array.from({ length: RM * VW }, () => f.local(V128));
+  const bv = Array.from({ length: VW }, () => f.local(V128));
+  const sp = f.local(V128);
+  f.get(ldc).i32(2).op(Op.i32Shl).set(ldc);
+  f.i32(0).set(strip);
+  f.while(
+    () => f.get(strip).get(strips).op(Op.i32LtS),
+    () => {
+      f.get(pb).get(strip).get(strideB).op(Op.i32Mul, Op.i32Add).set(q0);
+      f.i32(0).set(rb);
+      f.while(
+        () => f.get(rb).get(rowBlocks).op(Op.i32LtS),
+        () => {
+          f.get(pa).get(rb).get(strideA).op(Op.i32Mul, Op.i32Add).set(p);
+          f.get(p)
+            .get(K)
+            .i32(RM * 4)
+            .op(Op.i32Mul, Op.i32Add)
+            .set(end);
+          f.get(q0).set(q);
+          for (const x of acc) f.v128Zero().set(x);
+          f.while(
+            () => f.get(p).get(end).op(Op.i32LtS),
+            () => {
+              for (let v = 0; v < VW; v++)
+                f.get(q)
+                  .mem(Simd.load, 16 * v, true)
+                  .set(bv[v]!);
+              for (let r = 0; r < RM; r++) {
+                f.get(p)
+                  .mem(Simd.load32Splat, 4 * r, true)
+                  .set(sp);
+                for (let v = 0; v < VW; v++) f.madd(acc[r * VW + v]!, sp, bv[v]!, fused);
+              }
+              f.inc(p, RM * 4);
+              f.inc(q, VW * 16);
+            },
+          );
+          f.when(
+            () => f.get(flags).i32(FLAG_BIAS).op(Op.i32And),
+            () => {
+              for (let v = 0; v < VW; v++) {
+                f.get(bias)
+                  .get(strip)
+                  .i32(VW * 16)
+                  .op(Op.i32Mul, Op.i32Add)
+                  .mem(Simd.load, 16 * v, true)
+                  .set(bv[v]!);
+                for (let r = 0; r < RM; r++) {
+                  const x = acc[r * VW + v]!;
+                  f.get(x).get(bv[v]!).simd(Simd.f32x4Add).set(x);
+                }
+              }
+            },
+          );
+          for (let r = 0; r < RM; r++) {
+            f.get(c).get(rb).i32(RM).op(Op.i32Mul).i32(r).op(Op.i32Add).get(ldc).op(Op.i32Mul, Op.i32Add);
+            f.get(strip)
+              .i32(VW * 16)
+              .op(Op.i32Mul, Op.i32Add)
+              .set(cp);
+            storeRow(f, cp, acc.slice(r * VW, (r + 1) * VW), flags);
+          }
+          f.inc(rb, 1);
+        },
+      );
+      f.inc(strip, 1);
+    },
+  );
   return f;
 }
 
@@ -327,7 +587,20 @@ interface WasmMemory {
 const { WebAssembly: wasm } = globalThis as unknown as { WebAssembly: WasmApi };
 const instance = new wasm.Instance(
   new wasm.Module(
-    assemble([buildSgemm(TILE_ROWS, TILE_VECS), buildSdotnt(), buildTranspose(), ...buildVmath()], 16),
+    assemble(
+      [
+        buildSgemm(TILE_ROWS, TILE_VECS, FUSED),
+        buildSdotnt(FUSED),
+        buildTranspose(),
+        buildCopy(),
+        buildPack(4),
+        buildPack(8),
+        buildPanel(FUSED),
+        ...buildVmath(FUSED),
+        ...buildVnorm(FUSED),
+      ],
+      16,
+    ),
   ),
   {},
 );
@@ -335,13 +608,25 @@ const memory = instance.exports.memory as WasmMemory;
 const sgemmRaw = instance.exports.sgemm as Kernel;
 const sdotntRaw = instance.exports.sdotnt as Kernel;
 const transposeRaw = instance.exports.transpose as Kernel;
+const copyRaw = instance.exports.copy as Kernel;
+const pack4 = instance.exports.pack4 as Kernel;
+const pack8 = instance.exports.pack8 as Kernel;
+const panel = instance.exports.panel as Kernel;
 
-/** in linear memory (float offsets): dst[d + c*rows + r] = src[s + r*ld + c] for r < rows, c < cols */
-export function stranspose(d: number, s: number, rows: number, cols: number, ld: number): void {
-  transposeRaw(d * 4, s * 4, rows, cols, ld);
+/**
+ * in linear memory (float offsets): dst[d + c*ldd + r] = src[s + r*ld + c] for r < rows, c < cols
+ * (ldd: rows unless given)
+ */
+export function stranspose(d: number, s: number, rows: number, cols: number, ld: number, ldd = rows): void {
+  transposeRaw(d * 4, s * 4, rows, cols, ld, ldd);
 }
 
-/** the elementwise kernels of vmath.ts (byte pointers, element counts) */
+/** in linear memory (float offsets): dst[d + r*ldd + c] = src[s + r*lds + c] for r < rows, c < cols */
+export function scopy(d: number, ldd: number, s: number, lds: number, rows: number, cols: number): void {
+  copyRaw(d * 4, ldd, s * 4, lds, rows, cols);
+}
+
+/** the elementwise and row-wise kernels of vmath.ts and vnorm.ts (byte pointers, element counts) */
 export const vmath = instance.exports as unknown as {
   rowmax(x: number, n: number): number;
   expsum(x: number, n: number, shift: number, write: number): number;
@@ -350,6 +635,29 @@ export const vmath = instance.exports as unknown as {
   geluBackward(dg: number, u: number, n: number): void;
   softmaxCausal(s: number, T: number, ld: number, scale: number, offset: number): void;
   softmaxCausalBackward(p: number, d: number, T: number, ld: number, scale: number): void;
+  layerNorm(
+    out: number,
+    x: number,
+    mean: number,
+    rstd: number,
+    g: number,
+    b: number,
+    rows: number,
+    D: number,
+  ): void;
+  layerNormBackward(
+    dx: number,
+    dh: number,
+    x: number,
+    mean: number,
+    rstd: number,
+    g: number,
+    dg: number,
+    db: number,
+    rows: number,
+    D: number,
+  ): void;
+  colSum(g: number, d: number, rows: number, n: number): void;
 };
 let heapView = new Float32Array(memory.buffer);
 
@@ -358,7 +666,9 @@ let heapView = new Float32Array(memory.buffer);
  * needed, and returns their float offsets. The memory is reused by every call: regions are only
  * valid until the next `regions` call, and views of the old buffer die when memory grows.
  */
-export function regions(...sizes: number[]): number[] {
+export function regions<const S extends readonly number[]>(
+  ...sizes: S
+): { -readonly [K in keyof S]: number } {
   const offs: number[] = [];
   let end = 0;
   for (const n of sizes) {
@@ -368,7 +678,7 @@ export function regions(...sizes: number[]): number[] {
   const bytes = end * 4;
   if (memory.buffer.byteLength < bytes) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / 65536));
   if (heapView.buffer !== memory.buffer) heapView = new Float32Array(memory.buffer);
-  return offs;
+  return offs as { -readonly [K in keyof S]: number };
 }
 
 /** the current view of linear memory (refetch after every `regions` call) */
@@ -420,14 +730,14 @@ export function sdotnt(
   sdotntRaw(c * 4, ldc, a * 4, lda, b * 4, ldb, bias * 4, M, K, N, flags);
 }
 
-/** below this many rows an A @ B^T product uses the dot-product kernel instead of transposing B */
+/** below this many rows an A @ B^T product uses the dot-product kernel instead of packing B */
 const DOT_ROWS = 4;
 
-/** floats of B per panel (128 KiB, well inside a 512 KiB L2 next to A and C) */
-const PANEL_FLOATS = 32768;
+/** from this many rows of A on, B is worth packing into strips */
+const PACK_ROWS = 16;
 
-/** from this many rows on, B is worth rearranging into panels */
-const PANEL_ROWS = 16;
+/** floats of A per pass over B's strips (128 KiB: a chunk of rows stays in L2 while B streams by) */
+const CHUNK_FLOATS = 32768;
 
 export interface GemmOptions {
   readonly bias?: Float32Array | null;
@@ -436,6 +746,8 @@ export interface GemmOptions {
   /** 'NT' only: dot products whatever m, so each row is summed as a lone row would be */
   readonly rowwise?: boolean;
 }
+
+const roundUp = (n: number, to: number) => Math.ceil(n / to) * to;
 
 /**
  * out [m, n] (+)= op(a) @ op(b) (+ bias [n]) on Float32Arrays, where 'NN': a [m, k] @ b [k, n];
@@ -452,67 +764,135 @@ export function gemmF32(
   const { m: M, k: K, n: N } = s;
   const bias = opts.bias ?? null;
   const accumulate = opts.accumulate ?? false;
-  const rowwise = opts.rowwise ?? false;
   if (M === 0 || N === 0) return;
   const nA = M * K;
   const nB = K * N;
-  const nC = M * N;
-  const dot = layout === 'NT' && (M < DOT_ROWS || rowwise);
-  const transposing = layout === 'NT' && !dot;
-  const rawSize = transposing ? nB : layout === 'TN' ? nA : 0;
-  const [pa, pb, pc, pbias, praw] = regions(nA, nB, nC, bias ? N : 0, rawSize) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const h = heapView;
-  if (layout === 'TN') {
-    // broadcasting A^T straight from a would step a whole row of a per k; transposed, each tile
-    // row reads consecutive floats
-    h.set(a.subarray(0, nA), praw);
-    stranspose(pa, praw, K, M, M);
-  } else h.set(a.subarray(0, nA), pa);
-  if (accumulate) h.set(out.subarray(0, nC), pc);
-  if (bias) h.set(bias.subarray(0, N), pbias);
-  if (dot) {
+  if (layout === 'NT' && (M < DOT_ROWS || (opts.rowwise ?? false))) {
+    const [pa, pb, pc, pbias] = regions(nA, nB, M * N, bias ? N : 0);
+    const h = heapView;
+    h.set(a.subarray(0, nA), pa);
     h.set(b.subarray(0, nB), pb);
+    if (accumulate) h.set(out.subarray(0, M * N), pc);
+    if (bias) h.set(bias.subarray(0, N), pbias);
     sdotnt(pc, N, pa, K, pb, K, pbias, M, K, N, accumulate, bias !== null);
-  } else {
-    // B goes in as column panels [K, nc], each contiguous: small enough to stay in L2 while all
-    // row blocks of A stream past, and with a short row stride (a long power-of-two stride makes
-    // the k loop's loads collide in a few L1 sets). A few rows read B only once anyway, so there
-    // it goes in whole, with one copy. The k blocking does not depend on M: it sets the order in
-    // which a row's sum is taken, and a row must come out the same whether it runs alone
-    // (decoding) or with others (prefill), for the prefix cache to be exact.
-    const kc = K <= 512 ? K : 256;
-    const nc =
-      M < PANEL_ROWS ? N : Math.min(N, Math.max(8, Math.floor(PANEL_FLOATS / Math.max(1, kc) / 8) * 8));
-    if (transposing) h.set(b.subarray(0, nB), praw);
-    for (let j0 = 0; j0 < N; j0 += nc) {
-      const w = Math.min(nc, N - j0);
-      const panel = pb + j0 * K;
-      if (transposing) stranspose(panel, praw + j0 * K, w, K, K);
-      else if (w === N) h.set(b.subarray(0, nB), panel);
-      else {
-        for (let k = 0; k < K; k++) {
-          const src = k * N + j0;
-          h.set(b.subarray(src, src + w), panel + k * w);
-        }
-      }
-    }
+    out.set(h.subarray(pc, pc + M * N));
+    return;
+  }
+  const Np = roundUp(N, STRIP_COLS);
+  const kc = K <= 512 ? K : 256;
+  if (layout === 'NN' && M < PACK_ROWS) {
+    // A few rows read B once: B stays row-major (rows padded to whole strips, one copy), A as it
+    // is, and the strided kernel runs rows one by one past its last block of 4, where the panel
+    // kernel would compute whole blocks. Its tiles take every sum in the panel kernel's order
+    // (and, with the padding, only in vectors), so a row comes out the same bits either way.
+    const [pA, pB, pC, pbias] = regions(nA, Np * K, M * Np, Np);
+    const h = heapView;
+    h.set(a.subarray(0, nA), pA);
+    copyRows(h, pB, Np, b, 0, N, K, true);
+    if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
+    if (bias) setBias(h, pbias, bias, N, Np);
     for (let k0 = 0; k0 === 0 || k0 < K; k0 += kc) {
+      const first = k0 === 0;
       const kn = Math.min(kc, K - k0);
-      for (let j0 = 0; j0 < N; j0 += nc) {
-        const w = Math.min(nc, N - j0);
-        const first = k0 === 0;
-        const panel = pb + j0 * K + k0 * w;
-        const acc = accumulate || !first;
-        sgemm(pc + j0, N, pa + k0, K, 1, panel, w, pbias + j0, M, kn, w, acc, first && bias !== null);
-      }
+      sgemm(pC, Np, pA + k0, K, 1, pB + k0 * Np, Np, pbias, M, kn, Np, accumulate || !first, first && !!bias);
       if (K === 0) break;
     }
+    copyRows(h, pC, Np, out, 0, N, M, false);
+    return;
   }
-  out.set(h.subarray(pc, pc + nC));
+  // Both operands are packed for the panel kernel, padded to whole row blocks and column strips
+  // (the padding computes values nobody reads). C keeps rows of N floats when N fills whole strips.
+  const Mp = roundUp(M, BLOCK_ROWS);
+  const [praw, pA, pB, pC, pbias] = regions(Math.max(nA, nB), Mp * K, Np * K, Mp * Np, Np);
+  const h = heapView;
+  // A as row blocks [k][row]: a [M, K] is strided along the rows, a^T (TN) consecutive
+  h.set(a.subarray(0, nA), praw);
+  const fullA = Math.floor(M / BLOCK_ROWS);
+  const [akStride, aRowStride] = layout === 'TN' ? [M, 1] : [1, K];
+  pack4(pA * 4, praw * 4, fullA, K, akStride, aRowStride);
+  packEdge(h, pA + fullA * BLOCK_ROWS * K, praw, fullA * BLOCK_ROWS, M, BLOCK_ROWS, K, akStride, aRowStride);
+  // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided
+  h.set(b.subarray(0, nB), praw);
+  const fullB = Math.floor(N / STRIP_COLS);
+  const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
+  pack8(pB * 4, praw * 4, fullB, K, bkStride, bColStride);
+  packEdge(h, pB + fullB * STRIP_COLS * K, praw, fullB * STRIP_COLS, N, STRIP_COLS, K, bkStride, bColStride);
+  if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
+  if (bias) setBias(h, pbias, bias, N, Np);
+  // The k blocking does not depend on M: it sets the order in which a row's sum is taken, and a
+  // row must come out the same whether it runs alone (decoding) or with others (prefill), for
+  // the prefix cache to be exact.
+  const mc = Math.max(BLOCK_ROWS, Math.floor(CHUNK_FLOATS / Math.max(1, kc) / BLOCK_ROWS) * BLOCK_ROWS);
+  for (let k0 = 0; k0 === 0 || k0 < K; k0 += kc) {
+    const kn = Math.min(kc, K - k0);
+    const first = k0 === 0;
+    const flags = (accumulate || !first ? FLAG_ACCUMULATE : 0) | (first && bias ? FLAG_BIAS : 0);
+    for (let i0 = 0; i0 < Mp; i0 += mc) {
+      const rows = Math.min(mc, Mp - i0);
+      panel(
+        (pC + i0 * Np) * 4,
+        Np,
+        (pA + i0 * K + k0 * BLOCK_ROWS) * 4,
+        K * BLOCK_ROWS * 4,
+        (pB + k0 * STRIP_COLS) * 4,
+        K * STRIP_COLS * 4,
+        rows / BLOCK_ROWS,
+        kn,
+        Np / STRIP_COLS,
+        flags,
+        pbias * 4,
+      );
+    }
+    if (K === 0) break;
+  }
+  copyRows(h, pC, Np, out, 0, N, M, false);
+}
+
+/** the bias in linear memory, zero-padded to whole strips */
+function setBias(h: Float32Array, p: number, bias: Float32Array, N: number, Np: number): void {
+  h.set(bias.subarray(0, N), p);
+  h.fill(0, p + N, p + Np);
+}
+
+/**
+ * The last, partial block of a packed operand: lines [from, to) of `width`, zero past `to`
+ * (what `pack4`/`pack8` do for whole blocks, one value at a time)
+ */
+function packEdge(
+  h: Float32Array,
+  dst: number,
+  src: number,
+  from: number,
+  to: number,
+  width: number,
+  K: number,
+  kStride: number,
+  lineStride: number,
+): void {
+  if (from >= to) return;
+  for (let k = 0; k < K; k++)
+    for (let w = 0; w < width; w++)
+      h[dst + k * width + w] = from + w < to ? h[src + k * kStride + (from + w) * lineStride]! : 0;
+}
+
+/** rows of n floats between linear memory (row stride ld) and a dense array, either way */
+function copyRows(
+  h: Float32Array,
+  p: number,
+  ld: number,
+  x: Float32Array,
+  xOff: number,
+  n: number,
+  rows: number,
+  toHeap: boolean,
+): void {
+  if (ld === n) {
+    if (toHeap) h.set(x.subarray(xOff, xOff + rows * n), p);
+    else x.set(h.subarray(p, p + rows * n), xOff);
+    return;
+  }
+  for (let r = 0; r < rows; r++) {
+    if (toHeap) h.set(x.subarray(xOff + r * n, xOff + (r + 1) * n), p + r * ld);
+    else x.set(h.subarray(p + r * ld, p + r * ld + n), xOff + r * n);
+  }
 }

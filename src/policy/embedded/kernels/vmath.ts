@@ -25,29 +25,59 @@ function splat(f: Fn, x: number): Fn {
   return f.splatF32(x);
 }
 
-/** emits `dst = exp(src)` elementwise on v128 locals; r, n and t are scratch v128 locals */
-function emitExp(f: Fn, dst: number, src: number, r: number, n: number, t: number): void {
+/**
+ * emits `dst = exp(src)` elementwise on v128 locals; r, n and t are scratch v128 locals. With
+ * `fused`, each multiply-add of the reduction and the polynomial is one fused operation.
+ */
+function emitExp(f: Fn, dst: number, src: number, r: number, n: number, t: number, fused: boolean): void {
+  /** (what is on the stack) * b + c */
+  const mulAdd = (b: () => unknown, c: () => unknown) => {
+    b();
+    if (fused) {
+      c();
+      f.simd(Simd.f32x4RelaxedMadd);
+    } else {
+      f.simd(Simd.f32x4Mul);
+      c();
+      f.simd(Simd.f32x4Add);
+    }
+  };
   f.get(src);
   splat(f, -87).simd(Simd.f32x4Pmax);
   splat(f, 88).simd(Simd.f32x4Pmin).set(r);
   // n = round(x log2e) via the 1.5 * 2^23 trick: the sum's low mantissa bits hold n itself
   f.get(r);
-  splat(f, Math.LOG2E).simd(Simd.f32x4Mul);
-  splat(f, ROUND_MAGIC).simd(Simd.f32x4Add).set(t);
+  mulAdd(
+    () => splat(f, Math.LOG2E),
+    () => splat(f, ROUND_MAGIC),
+  );
+  f.set(t);
   f.get(t);
   splat(f, ROUND_MAGIC).simd(Simd.f32x4Sub).set(n);
-  f.get(r).get(n);
-  splat(f, LN2_HI).simd(Simd.f32x4Mul).simd(Simd.f32x4Sub);
-  f.get(n);
-  splat(f, LN2_LO).simd(Simd.f32x4Mul).simd(Simd.f32x4Sub).set(r);
+  // r = x - n ln2, ln2 in two parts
+  if (fused) {
+    f.get(n);
+    splat(f, LN2_HI).get(r).simd(Simd.f32x4RelaxedNmadd).set(r);
+    f.get(n);
+    splat(f, LN2_LO).get(r).simd(Simd.f32x4RelaxedNmadd).set(r);
+  } else {
+    f.get(r).get(n);
+    splat(f, LN2_HI).simd(Simd.f32x4Mul).simd(Simd.f32x4Sub);
+    f.get(n);
+    splat(f, LN2_LO).simd(Simd.f32x4Mul).simd(Simd.f32x4Sub).set(r);
+  }
   // Horner: ((c0 r + c1) r + ...) r + c5, then * r^2 + r + 1
   splat(f, EXP_POLY[0]!);
   for (let i = 1; i < EXP_POLY.length; i++) {
-    f.get(r).simd(Simd.f32x4Mul);
-    splat(f, EXP_POLY[i]!).simd(Simd.f32x4Add);
+    mulAdd(
+      () => f.get(r),
+      () => splat(f, EXP_POLY[i]!),
+    );
   }
-  f.get(r).get(r).simd(Simd.f32x4Mul).simd(Simd.f32x4Mul);
-  f.get(r).simd(Simd.f32x4Add);
+  mulAdd(
+    () => f.get(r).get(r).simd(Simd.f32x4Mul),
+    () => f.get(r),
+  );
   splat(f, 1).simd(Simd.f32x4Add);
   // 2^n: n << 23 plus the bias 127 << 23 (the magic's own bits shift out)
   f.get(t).i32(23).simd(Simd.i32x4Shl);
@@ -58,13 +88,22 @@ function emitExp(f: Fn, dst: number, src: number, r: number, n: number, t: numbe
 }
 
 /** emits `dst = tanh(c (x + a x^3))` for the GELU on v128 locals */
-function emitGeluTanh(f: Fn, dst: number, x: number, t: number, r: number, n: number, m: number): void {
+function emitGeluTanh(
+  f: Fn,
+  dst: number,
+  x: number,
+  t: number,
+  r: number,
+  n: number,
+  m: number,
+  fused: boolean,
+): void {
   f.get(x).get(x).simd(Simd.f32x4Mul).get(x).simd(Simd.f32x4Mul);
   splat(f, GELU_A).simd(Simd.f32x4Mul).get(x).simd(Simd.f32x4Add);
   splat(f, 2 * GELU_C)
     .simd(Simd.f32x4Mul)
     .set(t);
-  emitExp(f, t, t, r, n, m);
+  emitExp(f, t, t, r, n, m, fused);
   splat(f, 1);
   splat(f, 2).get(t);
   splat(f, 1).simd(Simd.f32x4Add).simd(Simd.f32x4Div).simd(Simd.f32x4Sub).set(dst);
@@ -112,7 +151,7 @@ function buildRowmax(): Fn {
 }
 
 /** expsum(x, n, shift, write) -> sum of exp(x - shift); with write != 0 the exps replace x */
-function buildExpsum(): Fn {
+function buildExpsum(fused: boolean): Fn {
   const f = new Fn('expsum', [I32, I32, F32, I32], [F32]);
   const p = f.local(I32);
   const end = f.local(I32);
@@ -126,7 +165,7 @@ function buildExpsum(): Fn {
   f.v128Zero().set(s);
   vecLoop(f, p, 0, 1, end, () => {
     f.get(p).mem(Simd.load, 0, true).get(sh).simd(Simd.f32x4Sub).set(v);
-    emitExp(f, v, v, r, n, m);
+    emitExp(f, v, v, r, n, m, fused);
     f.get(s).get(v).simd(Simd.f32x4Add).set(s);
     f.when(
       () => f.get(3),
@@ -155,7 +194,7 @@ function buildAxpy(): Fn {
 }
 
 /** gelu(out, u, n): out = 0.5 u (1 + tanh(c (u + a u^3))); out may equal u */
-function buildGelu(): Fn {
+function buildGelu(fused: boolean): Fn {
   const f = new Fn('gelu', [I32, I32, I32]);
   const p = f.local(I32);
   const end = f.local(I32);
@@ -165,7 +204,7 @@ function buildGelu(): Fn {
   f.get(0).set(q);
   vecLoop(f, p, 1, 2, end, () => {
     f.get(p).mem(Simd.load, 0, true).set(x);
-    emitGeluTanh(f, th, x, t, r, n, m);
+    emitGeluTanh(f, th, x, t, r, n, m, fused);
     f.get(q);
     splat(f, 0.5).get(x).simd(Simd.f32x4Mul);
     splat(f, 1).get(th).simd(Simd.f32x4Add).simd(Simd.f32x4Mul);
@@ -176,7 +215,7 @@ function buildGelu(): Fn {
 }
 
 /** geluBackward(dg, u, n): dg *= gelu'(u) */
-function buildGeluBackward(): Fn {
+function buildGeluBackward(fused: boolean): Fn {
   const f = new Fn('geluBackward', [I32, I32, I32]);
   const p = f.local(I32);
   const end = f.local(I32);
@@ -186,7 +225,7 @@ function buildGeluBackward(): Fn {
   f.get(0).set(q);
   vecLoop(f, p, 1, 2, end, () => {
     f.get(p).mem(Simd.load, 0, true).set(x);
-    emitGeluTanh(f, th, x, t, r, n, m);
+    emitGeluTanh(f, th, x, t, r, n, m, fused);
     // 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3 a x^2); past |x| = 100 th is +-1 exactly, and the
     // clamp keeps x^2 finite so the second term is 0 rather than 0 * inf
     f.get(x);
@@ -244,7 +283,7 @@ function fillScalar(f: Fn, row: number, from: () => void, to: () => void, q: num
  * vectors up to the next multiple of 4 past its last position, the lanes after that first set to
  * -inf.
  */
-function buildSoftmaxCausal(): Fn {
+function buildSoftmaxCausal(fused: boolean): Fn {
   const f = new Fn('softmaxCausal', [I32, I32, I32, F32, I32]);
   const [S, T, ld, scale, offset] = [0, 1, 2, 3, 4];
   const last = f.local(I32);
@@ -290,7 +329,7 @@ function buildSoftmaxCausal(): Fn {
       f.v128Zero().set(sum);
       overRow(() => {
         f.get(p).mem(Simd.load, 0, true).get(m).simd(Simd.f32x4Sub).get(sc).simd(Simd.f32x4Mul).set(x);
-        emitExp(f, x, x, r, n, e);
+        emitExp(f, x, x, r, n, e, fused);
         f.get(p).get(x).mem(Simd.store, 0, true);
         f.get(sum).get(x).simd(Simd.f32x4Add).set(sum);
       });
@@ -380,14 +419,14 @@ function buildSoftmaxCausalBackward(): Fn {
   return f;
 }
 
-export function buildVmath(): Fn[] {
+export function buildVmath(fused: boolean): Fn[] {
   return [
     buildRowmax(),
-    buildExpsum(),
+    buildExpsum(fused),
     buildAxpy(),
-    buildGelu(),
-    buildGeluBackward(),
-    buildSoftmaxCausal(),
+    buildGelu(fused),
+    buildGeluBackward(fused),
+    buildSoftmaxCausal(fused),
     buildSoftmaxCausalBackward(),
   ];
 }
