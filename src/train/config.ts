@@ -59,10 +59,10 @@ export const TRAIN_SCHEMA = z
     klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),
     maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),
     credit: z
-      .enum(['rollout', 'failed-turns'])
+      .enum(['rollout', 'failed-turns', 'diagnosed-turns'])
       .default('failed-turns')
       .describe(
-        "rollout: every step takes its rollout's advantage (the paper); failed-turns: a failed rollout's negative advantage only on the turns diagnosed as failures",
+        "rollout: every step takes its rollout's advantage (the paper); failed-turns: a failed rollout's negative advantage only on the turns diagnosed as failures; diagnosed-turns: also a successful rollout's positive advantage only on the turns diagnosed as passing",
       ),
     wMin: num(0.01, 100).default(0.5).describe('lower clip of the rollout weight w_j'),
     wMax: num(0.01, 100).default(2).describe('upper clip of the rollout weight w_j'),

@@ -55,15 +55,19 @@ export function roundCredit(rollouts: readonly CreditInput[], opts: CreditOption
   }));
 }
 
-export type CreditRule = 'rollout' | 'failed-turns';
+export type CreditRule = 'rollout' | 'failed-turns' | 'diagnosed-turns';
 
 /**
  * The advantage of each user turn of a rollout. `rollout` gives every turn the rollout's (the
- * paper). `failed-turns` (beyond the paper, named as such) keeps a negative advantage off the
- * turns the diagnosis passed: a failed rollout's correct turns are not pushed down with the turn
- * that failed. Positive advantages always reach every turn.
+ * paper). Beyond the paper, named as such: `failed-turns` keeps a negative advantage off the turns
+ * the diagnosis passed, so a failed rollout's correct turns are not pushed down with the turn that
+ * failed. `diagnosed-turns` also keeps a positive advantage off the turns the diagnosis failed: the
+ * checker can pass a rollout with a failed turn in it (a read-only call where the user left a
+ * parameter out changes no state), and that turn should not be made more likely.
  */
 export function turnAdvantages(labels: readonly Label[], advantage: number, rule: CreditRule): number[] {
-  if (rule === 'rollout' || advantage >= 0) return labels.map(() => advantage);
-  return labels.map((l) => (SUCCESS_LABELS.has(l) ? 0 : advantage));
+  if (rule === 'rollout' || advantage === 0) return labels.map(() => advantage);
+  if (advantage < 0) return labels.map((l) => (SUCCESS_LABELS.has(l) ? 0 : advantage));
+  if (rule === 'failed-turns') return labels.map(() => advantage);
+  return labels.map((l) => (SUCCESS_LABELS.has(l) ? advantage : 0));
 }

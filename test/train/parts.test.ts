@@ -108,6 +108,16 @@ describe('credit', () => {
     expect(turnAdvantages(['pass', 'state_mismatch'], 0.5, 'failed-turns')).toEqual([0.5, 0.5]);
     expect(turnAdvantages(['pass', 'state_mismatch'], -0.5, 'rollout')).toEqual([-0.5, -0.5]);
   });
+
+  it('diagnosed-turns gives each turn the sign its diagnosis allows', () => {
+    // a checker-passed rollout whose abstention turn made a read-only call: that turn takes nothing
+    expect(
+      turnAdvantages(['pass', 'spurious_tool_call', 'correct_abstention'], 0.5, 'diagnosed-turns'),
+    ).toEqual([0.5, 0, 0.5]);
+    // negative advantages go where failed-turns puts them
+    expect(turnAdvantages(['pass', 'state_mismatch'], -0.5, 'diagnosed-turns')).toEqual([0, -0.5]);
+    expect(turnAdvantages(['pass', 'state_mismatch'], 0, 'diagnosed-turns')).toEqual([0, 0]);
+  });
 });
 
 describe('methods', () => {
