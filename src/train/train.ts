@@ -110,6 +110,12 @@ async function evaluateFull(
   return v;
 }
 
+/** whether an evaluation folder was copied from the cache (a fresh one that filled it says not) */
+function reusedFromCache(dir: string): boolean {
+  const file = join(dir, 'cache.json');
+  return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { reused: boolean }).reused;
+}
+
 async function runToEnd(
   run: RunFolder,
   c: TrainConfig,
@@ -137,9 +143,7 @@ async function runToEnd(
       .slice(0, 24);
     const t0 = performance.now();
     start = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
-    evalStartMs = existsSync(join(run.path(RUN_FILES.evalStart), 'cache.json'))
-      ? null
-      : performance.now() - t0;
+    evalStartMs = reusedFromCache(run.path(RUN_FILES.evalStart)) ? null : performance.now() - t0;
     hooks.log(
       `start: average ${start.summary.average.toFixed(2)}${evalStartMs === null ? ' (reused from the cache)' : ''}`,
     );
