@@ -14,6 +14,7 @@
  *   npm run bench:serve -- [--suite bfcl|mini] [--concurrency 256] [--episodes 10000] [--runs 1]
  *                          [--max-seconds 240] [--profile DIR (the server's CPU profile)]
  *                          [--bin PATH (another build's bin/seal.js)] [--rate STEPS_PER_S]
+ *                          [--workers N (the server's --workers; absent: its default)]
  *
  * By default every lane sends its next request as soon as it has the answer: 256 requests are
  * always in flight, so the latency is mostly the queue (256 / throughput). With --rate, /step
@@ -39,6 +40,8 @@ const maxSeconds = Number(opt('--max-seconds', '240'));
 const profileDir = args.includes('--profile') ? opt('--profile', '') : undefined;
 /** steps per second offered in total, spread over the lanes; 0: every lane steps as soon as it has its answer */
 const rate = Number(opt('--rate', '0'));
+/** the server's `--workers`, passed only when given (a build from before the flag has none) */
+const workers = args.includes('--workers') ? opt('--workers', '') : undefined;
 const checkpoint = 1000;
 const ROOT = join(import.meta.dirname, '..');
 /** the server to load: this build's, or another build's bin/seal.js (to compare builds with one generator) */
@@ -113,6 +116,7 @@ async function startServer(): Promise<{ host: string; port: number; stop: () => 
       ...(suite === 'bfcl' ? ['--data-dir', dataDir] : []),
       '--round-every',
       '256',
+      ...(workers ? ['--workers', workers] : []),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -281,7 +285,8 @@ const mb = (m?: Memory) => (m ? `rss ${m.rss.toFixed(0)} MB, heap ${m.heap_used.
 
 console.log(
   `seal serve load: suite ${suite}, ${scripts.length} train tasks, ${concurrency} concurrent instances, ` +
-    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)${rate > 0 ? `, /step offered at ${rate}/s` : ''}`,
+    `${episodes} episodes (${warmup} warm-up), ${runs} run(s)${rate > 0 ? `, /step offered at ${rate}/s` : ''}` +
+    `${workers ? `, server --workers ${workers}` : ''}`,
 );
 const results: RunResult[] = [];
 for (let r = 0; r < runs; r++) {

@@ -5,6 +5,7 @@ import { SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
 import type { ComponentMode, InterfaceComponent } from '../seal/interface.js';
 import { buildServer, DEFAULT_BODY_LIMIT, DEFAULT_TTL_MS } from '../server/app.js';
+import { defaultWorkers, MAX_DEFAULT_WORKERS } from '../server/worker-pool.js';
 import { UsageError } from '../util/errors.js';
 
 interface ServeFlags {
@@ -15,6 +16,7 @@ interface ServeFlags {
   ttl: string;
   bodyLimit: string;
   roundEvery: string;
+  workers: string;
   dynamicWeights?: boolean;
   schemaCues: ComponentMode;
   errorFeedback: ComponentMode;
@@ -56,6 +58,13 @@ export function registerServe(program: Command): void {
       'evolve the interface after every n evaluated training rollouts (0: only on POST /round)',
       '0',
     )
+    .option(
+      '--workers <n>',
+      'worker threads holding the instances; the HTTP server and the SEAL state stay in the main thread ' +
+        '(1: everything in one thread). Default: one per core but the one the main thread keeps busy, ' +
+        `at most ${MAX_DEFAULT_WORKERS} (so 1 on two cores, where a worker would only add message passing)`,
+      String(defaultWorkers()),
+    )
     .option('--dynamic-weights', 'move the label utilities rho by EMA toward the profile at every round')
     .addOption(modeOption('--schema-cues <mode>', 'schema cues component'))
     .addOption(modeOption('--error-feedback <mode>', 'error feedback component'))
@@ -80,19 +89,25 @@ export function registerServe(program: Command): void {
         (n) => Number.isInteger(n) && n >= 0,
         'a non-negative integer',
       );
+      const workers = number(
+        '--workers',
+        flags.workers,
+        (n) => Number.isInteger(n) && n >= 1 && n <= 256,
+        'an integer from 1 to 256',
+      );
       const data = loadSuite(flags.suite, flags.dataDir);
       const components: Record<InterfaceComponent, ComponentMode> = {
         schemaCues: flags.schemaCues,
         errorFeedback: flags.errorFeedback,
         guidelines: flags.guidelines,
       };
-      const { app, registry } = buildServer({
+      const { app } = buildServer({
         data,
         ttlMs: ttl * 1000,
         bodyLimit,
         seal: { interface: { components }, roundEvery, dynamicWeights: flags.dynamicWeights === true },
+        workers,
       });
-      registry.start();
       let address: string;
       try {
         address = await app.listen({ port, host: flags.host });
@@ -103,14 +118,14 @@ export function registerServe(program: Command): void {
         throw e;
       }
       console.log(
-        `seal serve: listening on ${address} (suite ${data.suite}, ${data.tasks.length} tasks, ttl ${ttl}s)`,
+        `seal serve: listening on ${address} (suite ${data.suite}, ${data.tasks.length} tasks, ttl ${ttl}s` +
+          `${workers > 1 ? `, ${workers} worker threads` : ''})`,
       );
       // Finish the requests in flight, then exit; a second signal exits at once.
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) process.exit(1);
         stopping = true;
-        registry.stop();
         app.close().then(
           () => {
             console.log(`seal serve: stopped (${signal})`);

@@ -7,11 +7,14 @@
  *   409 {detail}                a step on an episode that has finished
  *   413 {detail}                a body over the size limit
  *   500 {detail}                an exception inside one instance: that request only
+ *
+ * The instances live in this thread, or with `workers` > 1 in worker threads (worker-pool.ts);
+ * the HTTP server, the validation and the SEAL state stay here either way.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { CallRecorder } from '../agent/trajectory.js';
 import { type BfclData, CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { badRequest, HttpError } from './errors.js';
+import { type Instances, type JsonAnswer, LocalInstances } from './instances.js';
 import {
   AssistantMessage,
   CreateParams,
@@ -23,9 +26,8 @@ import {
   ValidationError,
   WeightIds,
 } from './protocol.js';
-import { InstanceRegistry } from './registry.js';
 import { SealState, type SealStateOptions } from './seal-state.js';
-import { ServeSession, type SessionShared, TextCache } from './session.js';
+import { WorkerInstances } from './worker-pool.js';
 
 export interface ServeOptions {
   readonly data: BfclData;
@@ -34,6 +36,11 @@ export interface ServeOptions {
   /** request bodies over this many bytes get 413 */
   readonly bodyLimit?: number;
   readonly seal?: SealStateOptions;
+  /**
+   * worker threads holding the instances (1, the default: all in this thread). The workers load
+   * the suite themselves, from `data.suite` and `data.dir`.
+   */
+  readonly workers?: number;
 }
 
 export const DEFAULT_TTL_MS = 3_600_000;
@@ -41,7 +48,8 @@ export const DEFAULT_BODY_LIMIT = 1 << 20;
 
 export interface ServeApp {
   readonly app: FastifyInstance;
-  readonly registry: InstanceRegistry;
+  /** started by the app's `ready()` / `listen()`, closed by its `close()` */
+  readonly instances: Instances;
   readonly seal: SealState;
 }
 
@@ -52,12 +60,21 @@ function envTypes(data: BfclData): string[] {
 
 export function buildServer(options: ServeOptions): ServeApp {
   const { data } = options;
-  const registry = new InstanceRegistry(options.ttlMs ?? DEFAULT_TTL_MS);
+  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
   const seal = new SealState(options.seal);
-  const shared: SessionShared = { recorder: new CallRecorder(data), seal, prompts: new TextCache() };
+  const workers = options.workers ?? 1;
+  const instances: Instances =
+    workers > 1 ? new WorkerInstances({ workers, data, seal, ttlMs }) : new LocalInstances(data, seal, ttlMs);
   const counters = { steps: 0, evaluations: 0, errors: 0 };
   const started = Date.now();
-  const app = Fastify({ bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false });
+  const app = Fastify({
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    logger: false,
+    // workers load the suite in `onReady`, which on a busy machine can take longer than Fastify's 10 s
+    ...(workers > 1 ? { pluginTimeout: 0 } : {}),
+  });
+  app.addHook('onReady', () => instances.start());
+  app.addHook('onClose', () => instances.close());
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof ValidationError) return reply.status(422).send({ detail: err.detail });
@@ -76,6 +93,11 @@ export function buildServer(options: ServeOptions): ServeApp {
 
   const envelope = (req: FastifyRequest) => parseAt(Envelope, req.body, ['body']);
   const ok = (data: unknown) => ({ success: true, data });
+  /** `{success: true, data}` around `data` already in JSON, as `ok` would have it */
+  const okJson = (reply: FastifyReply, data: string) =>
+    reply.type('application/json').send(`{"success":true,"data":${data}}`);
+  const answer = (reply: FastifyReply, data: JsonAnswer) =>
+    typeof data === 'string' ? okJson(reply, data) : data.then((d) => okJson(reply, d));
 
   app.get('/healthz', (_req, reply) => reply.type('text/plain').send('OK'));
 
@@ -113,10 +135,7 @@ export function buildServer(options: ServeOptions): ServeApp {
     if (!task)
       throw badRequest(`task_id '${body.task_id}' is not a task of this server's suite (${data.suite})`);
     const id = body.instance_id || `exp_${Date.now()}_${Math.random().toString(16).slice(2, 10)}`;
-    const session = new ServeSession(id, task, data, instanceOptions(params), shared);
-    const start = session.startJson();
-    registry.put(session);
-    return reply.type('application/json').send(`{"success":true,"data":${start}}`);
+    return answer(reply, instances.create(id, task, instanceOptions(params)));
   });
 
   /** The reference also addresses tasks by their line number in its data file. */
@@ -124,26 +143,26 @@ export function buildServer(options: ServeOptions): ServeApp {
     return /^\d+$/.test(taskId) ? data.tasks[Number(taskId)] : undefined;
   }
 
-  app.post('/step', (req) => {
+  app.post('/step', (req, reply) => {
     const body = envelope(req);
-    const session = registry.get(body.instance_id);
+    const instance = instances.get(body.instance_id);
     const message = parseAt(AssistantMessage, body.messages, ['body', 'messages']);
     counters.steps++;
-    return ok(session.step(message));
+    return answer(reply, instance.step(message));
   });
 
-  app.post('/evaluate', (req) => {
+  app.post('/evaluate', (req, reply) => {
     const body = envelope(req);
     const params = parseAt(EvaluateParams, body.params, ['body', 'params']);
-    const session = registry.get(body.instance_id);
+    const instance = instances.get(body.instance_id);
     counters.evaluations++;
     // The reference's default is the dense report; its trainers ask for `sparse: true` for the reward.
-    return ok(session.evaluate(params.sparse === true));
+    return answer(reply, instance.evaluate(params.sparse === true));
   });
 
-  app.post('/get_info', (req) => {
+  app.post('/get_info', (req, reply) => {
     const body = envelope(req);
-    return ok(registry.get(body.instance_id).toolsInfo());
+    return answer(reply, instances.get(body.instance_id).toolsInfo());
   });
 
   app.post('/release', (req) => {
@@ -151,7 +170,7 @@ export function buildServer(options: ServeOptions): ServeApp {
     if (!body.instance_id) throw badRequest('instance_id is required');
     // Unknown ids answer success: false with 200, as the reference does: its client retries
     // failed requests with back-off, which would stall a trainer releasing an expired instance.
-    return { success: registry.release(body.instance_id), data: null };
+    return { success: instances.release(body.instance_id), data: null };
   });
 
   // The SEAL state: what the reference's trainer computes internally, served to any trainer.
@@ -177,7 +196,7 @@ export function buildServer(options: ServeOptions): ServeApp {
       uptime_s: (Date.now() - started) / 1000,
       suite: data.suite,
       tasks: data.tasks.length,
-      ...registry.stats(),
+      ...instances.stats(),
       ...counters,
       round: seal.interface.round,
       cpu_s: (cpu.user + cpu.system) / 1e6,
@@ -189,5 +208,5 @@ export function buildServer(options: ServeOptions): ServeApp {
     });
   });
 
-  return { app, registry, seal };
+  return { app, instances, seal };
 }

@@ -1,10 +1,10 @@
 /**
  * The live instances by id, with idle expiry. An instance is plain memory (no actor, no
  * process), so releasing it is dropping the reference; a trainer that crashes mid-episode
- * leaves instances behind, which the TTL sweep reclaims.
+ * leaves instances behind, which the TTL sweep reclaims. What is kept per id is the session
+ * itself in process, or where it lives when worker threads hold the sessions.
  */
 import { badRequest } from './errors.js';
-import type { ServeSession } from './session.js';
 
 export interface RegistryStats {
   readonly instances: number;
@@ -14,13 +14,13 @@ export interface RegistryStats {
   readonly replaced: number;
 }
 
-interface Entry {
-  readonly session: ServeSession;
+interface Entry<T> {
+  readonly value: T;
   lastAccess: number;
 }
 
-export class InstanceRegistry {
-  private readonly entries = new Map<string, Entry>();
+export class InstanceRegistry<T extends { readonly id: string }> {
+  private readonly entries = new Map<string, Entry<T>>();
   private timer: NodeJS.Timeout | undefined;
   private created = 0;
   private released = 0;
@@ -30,10 +30,12 @@ export class InstanceRegistry {
   /**
    * @param ttlMs idle time after which an instance is dropped
    * @param now the clock (tests may move it)
+   * @param onDrop called for each instance released or expired (not for one replaced by `put`)
    */
   constructor(
     readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly onDrop?: (value: T) => void,
   ) {}
 
   /** Sweeps expired instances periodically; the timer never keeps the process alive. */
@@ -49,14 +51,32 @@ export class InstanceRegistry {
   }
 
   /** Adds an instance; an existing one with the same id is released first (the reference's clients reuse ids). */
-  put(session: ServeSession): void {
-    if (this.entries.delete(session.id)) this.replaced++;
-    this.entries.set(session.id, { session, lastAccess: this.now() });
+  put(value: T): void {
+    if (this.entries.delete(value.id)) this.replaced++;
+    this.entries.set(value.id, { value, lastAccess: this.now() });
     this.created++;
   }
 
+  /**
+   * Takes back a `put` whose instance could not be made after all: an instance it replaced stays
+   * (under `value`, which stands for the same place), a new id goes. Nothing happens when the id
+   * has changed hands since. Returns whether it took the put back.
+   */
+  unput(value: T, replaced: boolean): boolean {
+    if (this.entries.get(value.id)?.value !== value) return false;
+    this.created--;
+    if (replaced) this.replaced--;
+    else this.entries.delete(value.id);
+    return true;
+  }
+
+  /** The instance under `id` as it is: not touched, expired or not. */
+  peek(id: string): T | undefined {
+    return this.entries.get(id)?.value;
+  }
+
   /** The live instance, touched; 400 when the id is missing, unknown or expired. */
-  get(id: string | null | undefined): ServeSession {
+  get(id: string | null | undefined): T {
     if (!id) throw badRequest('instance_id is required');
     const e = this.entries.get(id);
     if (!e || this.isExpired(e)) {
@@ -64,19 +84,31 @@ export class InstanceRegistry {
       throw badRequest(`Instance ${id} not found (never created, released, or idle for more than the TTL)`);
     }
     e.lastAccess = this.now();
-    return e.session;
+    return e.value;
   }
 
   release(id: string): boolean {
     const e = this.entries.get(id);
     if (!e) return false;
     this.entries.delete(id);
+    this.onDrop?.(e.value);
     if (this.isExpired(e)) {
       this.expired++;
       return false;
     }
     this.released++;
     return true;
+  }
+
+  /** Forgets every instance `lost` picks (their memory is gone already); returns how many. */
+  forget(lost: (value: T) => boolean): number {
+    let n = 0;
+    for (const [id, e] of this.entries)
+      if (lost(e.value)) {
+        this.entries.delete(id);
+        n++;
+      }
+    return n;
   }
 
   sweep(): number {
@@ -103,12 +135,15 @@ export class InstanceRegistry {
     };
   }
 
-  private isExpired(e: Entry): boolean {
+  private isExpired(e: Entry<T>): boolean {
     return this.now() - e.lastAccess > this.ttlMs;
   }
 
   private expire(id: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
     this.entries.delete(id);
+    this.onDrop?.(e.value);
     this.expired++;
   }
 }

@@ -6,6 +6,10 @@
  * evolves from the round's profile window, dynamic rho takes one step, the window resets.
  *
  * Validation rollouts are never observed: the profile describes the policy in training.
+ *
+ * Sessions reach it through `SessionSeal`. When worker threads hold the sessions, each worker has
+ * a `SealMirror`: the interface and rho as the main thread last sent them (after every round),
+ * and the rollouts its sessions evaluated, which go back to the main thread's one `SealState`.
  */
 import type { Category } from '../envs/bfcl/data/tasks.js';
 import {
@@ -65,7 +69,30 @@ export interface RoundReport {
   readonly profile: ProfileSnapshot;
 }
 
-export class SealState {
+/** What a round leaves for the sessions: the interface they are shown and the weighting. */
+export interface SealView {
+  readonly interface: InterfaceState;
+  readonly rho: Rho;
+  readonly wMin: number;
+  readonly wMax: number;
+}
+
+/** The part of the SEAL state a session uses: what new instances are shown, w_j, the profile's intake. */
+export interface SessionSeal {
+  readonly ctx: TrainingContext;
+  readonly interface: InterfaceState;
+  /** what the current interface shows in prompts and tools (see `promptView`) */
+  readonly promptView: string;
+  /** w_j under the current rho */
+  weightOf(labels: readonly Label[]): number;
+  /** one evaluated training rollout joins the profile */
+  observe(r: RolloutWeight): void;
+}
+
+const weightUnder = (view: SealView, labels: readonly Label[]): number =>
+  rolloutWeight(labels, { rho: view.rho, wMin: view.wMin, wMax: view.wMax });
+
+export class SealState implements SessionSeal {
   readonly ctx: TrainingContext = trainingContext('seal serve');
   private readonly profile = new FailureProfile();
   private omega: InterfaceState;
@@ -79,6 +106,7 @@ export class SealState {
   private readonly dynamic: DynamicRhoOptions | undefined;
   private readonly wMin: number;
   private readonly wMax: number;
+  private readonly roundListeners: ((view: SealView) => void)[] = [];
 
   constructor(private readonly options: SealStateOptions = {}) {
     resolveInterfaceConfig(options.interface); // a bad config fails at startup, not at the first round
@@ -109,7 +137,17 @@ export class SealState {
 
   /** w_j under the current rho. */
   weightOf(labels: readonly Label[]): number {
-    return rolloutWeight(labels, { rho: this.rho, wMin: this.wMin, wMax: this.wMax });
+    return weightUnder(this.view(), labels);
+  }
+
+  /** The interface and the weighting, as sessions elsewhere need them. */
+  view(): SealView {
+    return { interface: this.omega, rho: this.rho, wMin: this.wMin, wMax: this.wMax };
+  }
+
+  /** Calls `listener` with the new view at the end of every round. */
+  onRound(listener: (view: SealView) => void): void {
+    this.roundListeners.push(listener);
   }
 
   /** Adds one evaluated training rollout; ends the round when the configured count is reached. */
@@ -133,6 +171,10 @@ export class SealState {
     this.profile.resetWindow();
     this.weights.clear();
     this.rolloutsThisRound = 0;
+    if (this.roundListeners.length > 0) {
+      const view = this.view();
+      for (const l of this.roundListeners) l(view);
+    }
     return { round: this.omega.round, rollouts, interface: this.omega, rho: this.rho, profile: snapshot };
   }
 
@@ -158,5 +200,49 @@ export class SealState {
       w_max: this.wMax,
       rollouts: rows,
     };
+  }
+}
+
+/**
+ * A worker thread's copy of the SEAL state its sessions read: the main thread's view as of its
+ * last message, and the rollouts evaluated since the last `drain`, for the main thread's profile.
+ */
+export class SealMirror implements SessionSeal {
+  readonly ctx: TrainingContext = trainingContext('seal serve');
+  private current!: SealView;
+  private view!: string;
+  private observed: RolloutWeight[] = [];
+
+  constructor(view: SealView) {
+    this.update(view);
+  }
+
+  update(view: SealView): void {
+    this.current = view;
+    this.view = promptView(this.ctx, view.interface);
+  }
+
+  get interface(): InterfaceState {
+    return this.current.interface;
+  }
+
+  get promptView(): string {
+    return this.view;
+  }
+
+  weightOf(labels: readonly Label[]): number {
+    return weightUnder(this.current, labels);
+  }
+
+  observe(r: RolloutWeight): void {
+    this.observed.push(r);
+  }
+
+  /** The rollouts observed since the last call. */
+  drain(): RolloutWeight[] | undefined {
+    if (this.observed.length === 0) return undefined;
+    const out = this.observed;
+    this.observed = [];
+    return out;
   }
 }

@@ -35,7 +35,7 @@ import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { HttpError } from './errors.js';
 import type { AssistantMessage, InstanceOptions } from './protocol.js';
-import type { SealState } from './seal-state.js';
+import type { SessionSeal } from './seal-state.js';
 
 /** The reference's end-of-conversation observation. */
 export const CONVERSATION_COMPLETED = '[CONVERSATION_COMPLETED]';
@@ -116,7 +116,7 @@ const SYSTEM_SLOT_JSON = JSON.stringify(SYSTEM_SLOT);
 /** What all instances of one server share. */
 export interface SessionShared {
   readonly recorder: CallRecorder;
-  readonly seal: SealState;
+  readonly seal: SessionSeal;
   readonly prompts: TextCache;
 }
 
@@ -131,7 +131,7 @@ export class ServeSession {
   private verdict: Verdict | undefined;
   private weight: number | undefined;
 
-  private readonly seal: SealState;
+  private readonly seal: SessionSeal;
   /** what this instance's interface shows in its prompt and tools */
   private readonly view: string;
 

@@ -336,7 +336,7 @@ function remote(e: unknown): RemoteError {
  * Node 20 does not apply loader hooks given as the thread's `--import` to its entry file, while
  * `tsImport` registers them inside the thread and works.
  */
-function workerEntry(js: URL): { entry: URL | string; eval: boolean } {
+export function workerEntry(js: URL): { entry: URL | string; eval: boolean } {
   if (!import.meta.url.endsWith('.ts')) return { entry: js, eval: false };
   const file = js.href.replace(/\.js$/, '.ts');
   const code = `import(${JSON.stringify(tsxApi())}).then((tsx) => tsx.tsImport(${JSON.stringify(file)}, ${JSON.stringify(file)}))`;

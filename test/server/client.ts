@@ -17,10 +17,13 @@ export interface Served {
   stop(): Promise<number | null>;
 }
 
-export async function startServe(args: readonly string[]): Promise<Served> {
-  const proc = spawn('node', [join(ROOT, 'bin', 'seal.js'), 'serve', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** The server's shapes every protocol and lifecycle test runs against: in one thread, and with worker threads. */
+export const WORKER_COUNTS = [1, 2] as const;
+
+/** `seal serve --workers N` on a free loopback port, once it listens. */
+export async function startServe(args: readonly string[], workers = 1): Promise<Served> {
+  const argv = [join(ROOT, 'bin', 'seal.js'), 'serve', '--port', '0', '--workers', String(workers), ...args];
+  const proc = spawn('node', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => {
     out += String(d);
