@@ -49,28 +49,34 @@ const median = (xs: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-/** wall and CPU seconds of f() */
-const time = (f: () => void): { wall: number; cpu: number } => {
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  f();
-  const c = process.cpuUsage(c0);
-  return { wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
-};
-/** the same for a step that resolves (one worker: the work is synchronous inside it) */
-const timeAsync = async (f: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> => {
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  await f();
-  const c = process.cpuUsage(c0);
-  return { wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
-};
-/** a rate (work / s) over repeated timings: medians per wall second and per CPU second */
-interface Rate {
+/** wall and CPU seconds since `start()` was called, read by the function it returns */
+interface Timing {
   readonly wall: number;
   readonly cpu: number;
 }
-const rateOf = (work: number, ts: { wall: number; cpu: number }[]): Rate => ({
+const start = (): (() => Timing) => {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  return () => {
+    const c = process.cpuUsage(c0);
+    return { wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
+  };
+};
+/** wall and CPU seconds of f() */
+const time = (f: () => void): Timing => {
+  const stop = start();
+  f();
+  return stop();
+};
+/** the same for a step that resolves (one worker: the work is synchronous inside it) */
+const timeAsync = async (f: () => Promise<unknown>): Promise<Timing> => {
+  const stop = start();
+  await f();
+  return stop();
+};
+/** a rate (work / s) over repeated timings: medians per wall second and per CPU second */
+type Rate = Timing;
+const rateOf = (work: number, ts: Timing[]): Rate => ({
   wall: work / median(ts.map((t) => t.wall)),
   cpu: work / median(ts.map((t) => t.cpu)),
 });
@@ -93,7 +99,7 @@ function matmulCeiling(): { name: string; js: Rate; wasm: Rate[] }[] {
   const rate = (flops: number, f: () => void): Rate => {
     f(); // warm up (and let V8 tier the wasm up)
     const reps = Math.max(1, Math.round(4e8 / flops));
-    const ts: { wall: number; cpu: number }[] = [];
+    const ts: Timing[] = [];
     for (let r = 0; r < 5; r++) ts.push(time(() => Array.from({ length: reps }, f)));
     return rateOf((flops * reps) / 1e9, ts);
   };
@@ -192,7 +198,7 @@ console.log(
 const tokens = batchSize * seq;
 const sup = new Trainer(model, { lr: 1e-4 });
 const supBatch = batch.map((tokens) => ({ tokens }));
-const supTimes: { wall: number; cpu: number }[] = [];
+const supTimes: Timing[] = [];
 for (let r = 0; r < repeats; r++) supTimes.push(await timeAsync(() => sup.step(supBatch, crossEntropy)));
 const train = rateOf(tokens, supTimes);
 const trainGflops = scale(train, flopsPerTrainToken / 1e9);
@@ -208,7 +214,7 @@ const grpoBatch: GrpoSequence[] = batch.map((tokens, i) => ({
   oldLogprobs: tokens.map(() => -Math.log(vocab)),
   advantage: i % 2 ? 1 : -1,
 }));
-const grpoTimes: { wall: number; cpu: number }[] = [];
+const grpoTimes: Timing[] = [];
 for (let r = 0; r < repeats; r++) grpoTimes.push(await timeAsync(() => grpo.step(grpoBatch, grpoLoss())));
 const grpoRate = rateOf(tokens, grpoTimes);
 const grpoGflops = scale(grpoRate, (flopsPerTrainToken + (2 * flopsPerTrainToken) / 6) / 1e9);
@@ -217,7 +223,7 @@ console.log(
 );
 
 const prompt = Array.from({ length: promptLen }, () => rng.nextU32() % vocab);
-const sampleTimes: { wall: number; cpu: number }[] = [];
+const sampleTimes: Timing[] = [];
 for (let r = 0; r < repeats; r++) {
   sampleTimes.push(time(() => sample(model, prompt, { seed: r, maxTokens: genLen, temperature: 1 })));
 }
@@ -226,7 +232,7 @@ const forwardFlopsPerSampled = 2 * matmulWeights + layers * 2 * 2 * (promptLen +
 console.log(
   `sampling (KV cache, prompt ${promptLen}, ${genLen} new tokens, temperature 1): ${fmt(sampled.wall)} tokens/s (${fmt(sampled.cpu)} per CPU-second; prefill included), ~${fmt((sampled.wall * forwardFlopsPerSampled) / 1e9, 2)} GFLOP/s = ${ofCeilings(scale(sampled, forwardFlopsPerSampled / 1e9))}`,
 );
-const groupTimes: { wall: number; cpu: number }[] = [];
+const groupTimes: Timing[] = [];
 const prompts = Array.from({ length: group }, () => prompt);
 for (let r = 0; r < repeats; r++) {
   groupTimes.push(

@@ -82,7 +82,7 @@ async function evaluateFull(
   dir: string,
   round: number,
   cacheKey?: string,
-): Promise<ValidationRecord> {
+): Promise<{ readonly record: ValidationRecord; readonly reused: boolean }> {
   const test = data.split.test.map((id) => data.byId.get(id)!).filter(Boolean) as BfclTask[];
   const cacheDir = cacheKey
     ? join(envPaths('seal', { suffix: '' }).cache, 'eval-start', cacheKey)
@@ -92,7 +92,7 @@ async function evaluateFull(
     cpSync(cacheDir, target, { recursive: true });
     writeJsonAtomic(join(target, 'cache.json'), { reused: true, key: cacheKey });
     const summary = JSON.parse(readFileSync(join(target, 'summary.json'), 'utf8'));
-    return { round, summary, dir };
+    return { record: { round, summary, dir }, reused: true };
   }
   const policy = await learner.samplingPolicy();
   const v = await validate(
@@ -107,13 +107,7 @@ async function evaluateFull(
     cpSync(target, cacheDir, { recursive: true });
     writeJsonAtomic(join(target, 'cache.json'), { reused: false, key: cacheKey });
   }
-  return v;
-}
-
-/** whether an evaluation folder was copied from the cache (a fresh one that filled it says not) */
-function reusedFromCache(dir: string): boolean {
-  const file = join(dir, 'cache.json');
-  return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { reused: boolean }).reused;
+  return { record: v, reused: false };
 }
 
 async function runToEnd(
@@ -142,8 +136,9 @@ async function runToEnd(
       .digest('hex')
       .slice(0, 24);
     const t0 = performance.now();
-    start = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
-    evalStartMs = reusedFromCache(run.path(RUN_FILES.evalStart)) ? null : performance.now() - t0;
+    const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
+    start = evaluated.record;
+    evalStartMs = evaluated.reused ? null : performance.now() - t0;
     hooks.log(
       `start: average ${start.summary.average.toFixed(2)}${evalStartMs === null ? ' (reused from the cache)' : ''}`,
     );
@@ -156,7 +151,7 @@ async function runToEnd(
   if (c.evalFinal) {
     hooks.log('evaluating the final policy on the test split (strict protocol)');
     const t0 = performance.now();
-    final = await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds);
+    final = (await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds)).record;
     evalFinalMs = performance.now() - t0;
     hooks.log(`final: average ${final.summary.average.toFixed(2)}`);
   }
