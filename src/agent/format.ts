@@ -9,7 +9,7 @@
 import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion } from '../policy/policy.js';
-import type { ToolCallFormat } from '../seal/interface.js';
+import type { SchemaShown, ToolCallFormat } from '../seal/interface.js';
 import type { DecodedStep } from './recorder.js';
 
 export type { ToolCallFormat } from '../seal/interface.js';
@@ -17,6 +17,8 @@ export { TOOL_CALL_FORMATS } from '../seal/interface.js';
 
 export interface FormatAdapter {
   readonly format: ToolCallFormat;
+  /** the schema facts this format's tool rendering states already, which the interface's cues leave out */
+  readonly schemaShown?: SchemaShown;
   /**
    * The system prompt every method shares for this format: the task framing and, for the text
    * formats, the tool schemas rendered in it. `tools` are what the policy may call this turn.

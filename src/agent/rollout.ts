@@ -81,7 +81,7 @@ export async function rolloutTranscript(
   const ep = rec.episode;
   const first = ep.observe();
   const shownTools = (tools: typeof first.tools) =>
-    ti ? decorateTools(ti.ctx, ti.state, tools) : [...tools];
+    ti ? decorateTools(ti.ctx, ti.state, tools, format.schemaShown) : [...tools];
   const basePrompt = format.systemPrompt(shownTools(first.tools));
   const messages: ChatMessage[] = [
     { role: 'system', content: ti ? decorateSystemPrompt(ti.ctx, ti.state, basePrompt) : basePrompt },

@@ -27,7 +27,12 @@ import {
   type ToolCallInfo,
 } from './interface/errors.js';
 import { AFFORDANCE_LINE, GUIDELINE_TEXT, INSTRUCTION_LINE, PROMPT_HEADER } from './interface/prompt.js';
-import { decorateFunctionDoc, decorateOpenAiTool, type SchemaCueSet } from './interface/schema-cues.js';
+import {
+  decorateFunctionDoc,
+  decorateOpenAiTool,
+  type SchemaCueSet,
+  type SchemaShown,
+} from './interface/schema-cues.js';
 import {
   cueActive,
   INTERFACE_STATE_VERSION,
@@ -58,7 +63,7 @@ export {
   toolErrorMessage,
 } from './interface/errors.js';
 export { AFFORDANCE_LINE, GUIDELINE_TEXT, INSTRUCTION_LINE, PROMPT_HEADER } from './interface/prompt.js';
-export { REQUIRED_MARK } from './interface/schema-cues.js';
+export { REQUIRED_MARK, type SchemaShown } from './interface/schema-cues.js';
 export {
   type ActivationThresholds,
   type ActiveGuideline,
@@ -98,22 +103,26 @@ function guard(ctx: TrainingContext, state: InterfaceState): void {
     );
 }
 
-function schemaCues(state: InterfaceState): SchemaCueSet {
+function schemaCues(state: InterfaceState, shown: SchemaShown = {}): SchemaCueSet {
   return {
-    requiredMarks: cueActive(state, 'requiredMarks'),
-    allowedValues: cueActive(state, 'allowedValues'),
-    types: cueActive(state, 'types'),
+    requiredMarks: cueActive(state, 'requiredMarks') && shown.requiredMarks !== true,
+    allowedValues: cueActive(state, 'allowedValues') && shown.allowedValues !== true,
+    types: cueActive(state, 'types') && shown.types !== true,
   };
 }
 
-/** phi_schema on OpenAI tool schemas (what a native or Hermes policy is shown). */
+/**
+ * phi_schema on OpenAI tool schemas (what every format renders its tools from); `shown` is what
+ * the format's rendering states already (its `schemaShown`), which no cue repeats.
+ */
 export function decorateTools(
   ctx: TrainingContext,
   state: InterfaceState,
   tools: readonly OpenAiTool[],
+  shown: SchemaShown = {},
 ): OpenAiTool[] {
   guard(ctx, state);
-  const cues = schemaCues(state);
+  const cues = schemaCues(state, shown);
   return tools.map((t) => decorateOpenAiTool(t, cues));
 }
 

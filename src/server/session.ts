@@ -160,7 +160,7 @@ export class ServeSession {
   }
 
   private shownTools(tools: readonly OpenAiTool[]): OpenAiTool[] {
-    return this.ti ? decorateTools(this.ti.ctx, this.ti.state, tools) : [...tools];
+    return this.ti ? decorateTools(this.ti.ctx, this.ti.state, tools, this.format.schemaShown) : [...tools];
   }
 
   /** The current turn's opening: its user messages in one, or the miss_func reveal. */

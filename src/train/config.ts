@@ -77,6 +77,9 @@ export const TRAIN_SCHEMA = z
     schemaCues: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: schema cues'),
     errorFeedback: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: error feedback'),
     guidelines: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: capability guidelines'),
+    maxGuidelines: int(0, 8)
+      .default(3)
+      .describe('interface: at most this many capability guidelines at once (the top by pressure)'),
     validateEvery: int(0, 100_000)
       .default(4)
       .describe('strict validation every k rounds on the validation subset (0: never)'),

@@ -64,6 +64,7 @@ export function methodSwitches(method: Method): {
 export function interfaceConfig(c: TrainConfig): InterfaceConfig {
   return {
     components: { schemaCues: c.schemaCues, errorFeedback: c.errorFeedback, guidelines: c.guidelines },
+    maxGuidelines: c.maxGuidelines,
   };
 }
 

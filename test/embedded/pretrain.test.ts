@@ -102,7 +102,8 @@ describe('pretraining demonstrations', () => {
     expect(cued.length).toBeGreaterThan(0);
     expect(cued.length).toBeLessThan(N);
     expect(recovering.length).toBeGreaterThan(0);
-    expect(cued.some((d) => d.messages[0]!.content.includes('(required)'))).toBe(true);
+    // the compact signature states required arguments and types: no cue repeats them
+    expect(cued.every((d) => !d.messages[0]!.content.includes('(required)'))).toBe(true);
     expect(cued.some((d) => d.messages[0]!.content.includes('Notes on using the tools:'))).toBe(true);
     expect(
       demos.filter((d) => !d.cues).every((d) => !d.messages[0]!.content.includes('Notes on using')),

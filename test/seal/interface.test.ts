@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { compactFormat } from '../../src/agent/formats/compact.js';
+import { formatAdapter } from '../../src/agent/formats/index.js';
 import type { FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';
 import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
 import { toOpenAiTool } from '../../src/envs/bfcl/tools.js';
@@ -431,6 +433,25 @@ describe('schema cues', () => {
       for (const [k, p] of Object.entries(d.parameters.properties))
         expect(p.description!.startsWith(all[i]!.parameters.properties[k]!.description ?? '')).toBe(true);
     });
+  });
+
+  it('leaves out the cues a format states already, and only those', () => {
+    const full = everything();
+    const edit = toOpenAiTool(doc('edit_ticket'));
+    const [plain] = decorateTools(ctx, full, [edit]);
+    const [compactShown] = decorateTools(ctx, full, [edit], compactFormat.schemaShown);
+    const text = (t: unknown) => JSON.stringify(t);
+    expect(text(plain)).toContain(REQUIRED_MARK);
+    expect(text(plain)).toContain('Type: integer.');
+    expect(text(compactShown)).not.toContain(REQUIRED_MARK);
+    expect(text(compactShown)).not.toContain('Required arguments');
+    expect(text(compactShown)).not.toContain('Type:');
+    // a value set only a description states is not in the compact signature: its cue stays
+    const [lock] = decorateTools(ctx, full, [toOpenAiTool(doc('lockDoors'))], compactFormat.schemaShown);
+    expect(text(lock)).toContain('Each item must be one of: \\"driver\\"');
+    // the other formats render from JSON schemas, which state neither fact in prose
+    for (const f of ['python', 'hermes', 'native'] as const)
+      expect(formatAdapter(f).schemaShown ?? {}).toEqual({});
   });
 
   it('shows nothing extra when schema cues are off, and leaves its input untouched', () => {

@@ -8,7 +8,7 @@ import { CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { resolveConfig, TRAIN_DEFAULTS } from '../../src/train/config.js';
 import { roundCredit, turnAdvantages } from '../../src/train/credit.js';
-import { methodSwitches } from '../../src/train/loop.js';
+import { interfaceConfig, methodSwitches } from '../../src/train/loop.js';
 import type { METHODS } from '../../src/train/record.js';
 import { aggregateRollouts, packSteps } from '../../src/train/sequences.js';
 import { roundTasks, validationTasks, withRevisits } from '../../src/train/tasks.js';
@@ -219,6 +219,14 @@ describe('configuration', () => {
       wMax: 2,
       method: 'seal',
     });
+  });
+  it('the interface settings reach the evolution', () => {
+    const { config } = resolveConfig(undefined, { maxGuidelines: 1, guidelines: 'on' });
+    expect(interfaceConfig(config)).toEqual({
+      components: { schemaCues: 'auto', errorFeedback: 'auto', guidelines: 'on' },
+      maxGuidelines: 1,
+    });
+    expect(() => resolveConfig(undefined, { maxGuidelines: 9 })).toThrow(/maxGuidelines/);
   });
   it('a file sets keys, flags override it, and both count as overrides', () => {
     const { config, overrides } = resolveConfig(file('a.yaml', 'rounds: 3\nlr: 0.0002\n'), { rounds: 5 });

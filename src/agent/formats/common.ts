@@ -12,6 +12,7 @@ import { parsePyJson } from '../../envs/bfcl/py/json.js';
 import type { PyDict, PyValue } from '../../envs/bfcl/py/values.js';
 import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
 import type { ChatMessage, Completion } from '../../policy/policy.js';
+import type { SchemaShown } from '../../seal/interface.js';
 import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';
 
@@ -152,6 +153,8 @@ export function pyJson(value: unknown): string {
 /** What distinguishes one text tool-call format (tools in the prompt, calls in the text) from another. */
 export interface TextFormatSpec {
   readonly format: 'hermes' | 'python' | 'compact';
+  /** what the tools section states for every parameter already (FormatAdapter.schemaShown) */
+  readonly schemaShown?: SchemaShown;
   /** the task framing before the tools section; default BASE_SYSTEM_PROMPT */
   readonly basePrompt?: string;
   /** the part of the system prompt that presents the tools */
@@ -170,6 +173,7 @@ export interface TextFormatSpec {
 export function textFormat(spec: TextFormatSpec): FormatAdapter {
   return {
     format: spec.format,
+    ...(spec.schemaShown ? { schemaShown: spec.schemaShown } : {}),
     systemPrompt: (tools) => `${spec.basePrompt ?? BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
     requestTools: () => undefined,
     addedFunctionsMessage: (added, fixedText) => `${spec.addedTools(added.map(toOpenAiTool))}\n${fixedText}`,

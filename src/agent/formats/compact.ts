@@ -6,8 +6,9 @@
  *
  * A small model's context is a few hundred tokens; BFCL's JSON docs spend most of them on braces
  * and keys. This rendering keeps every fact a policy needs (names, types, which arguments are
- * optional, closed value sets, every description, and so every interface cue, since cues live in
- * descriptions) at about a third of the length. Calls and results are the python format's;
+ * optional, closed value sets, every description) at about a third of the length. Its signature
+ * already says which arguments are required and of what type, so the interface's schema cues
+ * leave those two out here (`schemaShown`). Calls and results are the python format's;
  * decoding is its lenient rule (the format is the project's own, so no official rule binds it).
  */
 import type { JsonSchemaLike } from '../../envs/bfcl/data/tasks.js';
@@ -77,6 +78,7 @@ export function compactToolLines(tools: readonly OpenAiTool[]): string {
 
 export const compactFormat: FormatAdapter = textFormat({
   format: 'compact',
+  schemaShown: { requiredMarks: true, types: true },
   basePrompt: COMPACT_SYSTEM_PROMPT,
   toolsSection: (tools) => `Functions:\n${compactToolLines(tools)}`,
   addedTools: compactToolLines,
