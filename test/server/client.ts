@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
+import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { hermesText, structuredCall } from '../support/calls.js';
 import { ROOT } from '../support/cli.js';
 
@@ -156,4 +156,28 @@ export async function playGroundTruth(
     steps.push(await inst.step({ content: 'Done.' }));
   }
   return { created, steps };
+}
+
+/** Tasks whose every turn needs calls: a text answer fails each turn with missing_tool_call. */
+export function allCallTasks(data: BfclData): BfclTask[] {
+  return data.tasks.filter((t) => t.category === 'base' && t.groundTruth.every((g) => g.length > 0));
+}
+
+/** Answers every turn of a created episode in text (so every turn fails). */
+export async function answerInText(inst: Instance, task: BfclTask): Promise<void> {
+  for (let t = 0; t < task.question.length; t++) await inst.step({ content: 'I will not.' });
+}
+
+/** Plays a task wrong from creation to the dense evaluation. */
+export async function playWrong(
+  url: string,
+  id: string,
+  task: BfclTask,
+  params: Record<string, unknown> = {},
+) {
+  const inst = new Instance(url, id);
+  const created = await inst.create(task.id, params);
+  await answerInText(inst, task);
+  const dense = await inst.evaluate();
+  return { inst, created, dense };
 }

@@ -15,22 +15,22 @@ import type { Rho } from '../../src/seal/weighting.js';
 import { buildServer } from '../../src/server/app.js';
 import { buildDist, seal } from '../support/cli.js';
 import { DATA_DIR } from '../support/golden.js';
-import { get, Instance, post, type Served, startServe, WORKER_COUNTS } from './client.js';
+import {
+  allCallTasks,
+  get,
+  Instance,
+  playWrong,
+  post,
+  type Served,
+  startServe,
+  WORKER_COUNTS,
+} from './client.js';
 
 const mini = loadMiniSuite();
-/** mini tasks whose every turn needs calls: a text answer fails each turn with missing_tool_call */
-const allCallTasks = mini.tasks.filter(
-  (t) => t.category === 'base' && t.groundTruth.every((g) => g.length > 0),
-);
+const calling = allCallTasks(mini);
 let n = 0;
-
-async function playWrong(url: string, task: BfclTask, params: Record<string, unknown> = {}) {
-  const inst = new Instance(url, `wrong-${n++}`);
-  const created = await inst.create(task.id, params);
-  for (let t = 0; t < task.question.length; t++) await inst.step({ content: 'I will not.' });
-  const dense = await inst.evaluate();
-  return { inst, created, dense };
-}
+const wrong = (url: string, task: BfclTask, params: Record<string, unknown> = {}) =>
+  playWrong(url, `wrong-${n++}`, task, params);
 
 beforeAll(async () => {
   await buildDist();
@@ -49,8 +49,8 @@ for (const workers of WORKER_COUNTS)
     it('drops instances idle for longer than the TTL, keeps busy ones', async () => {
       const idle = new Instance(served.url, 'idle');
       const busy = new Instance(served.url, 'busy');
-      await idle.create(allCallTasks[0]!.id);
-      await busy.create(allCallTasks[1]!.id);
+      await idle.create(calling[0]!.id);
+      await busy.create(calling[1]!.id);
       for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, 200));
         await post(served.url, '/get_info', { instance_id: 'busy' });
@@ -147,9 +147,9 @@ for (const workers of WORKER_COUNTS)
       expect(before.body.data.cues.affordance.active).toBe(false);
 
       const played = [];
-      for (const task of allCallTasks.slice(0, 6)) played.push(await playWrong(url, task));
+      for (const task of calling.slice(0, 6)) played.push(await wrong(url, task));
       // Validation rollouts do not describe the policy in training: they are not counted.
-      await playWrong(url, allCallTasks[6]!, { rollout_mode: 'validate' });
+      await wrong(url, calling[6]!, { rollout_mode: 'validate' });
 
       const profile = await get<{
         data: { rollouts_this_round: number; profile: { window: { overall: ProfileScope } } };
@@ -185,10 +185,10 @@ for (const workers of WORKER_COUNTS)
       expect(round.body.data.rho.missing_tool_call).toBeGreaterThan(weights.body.data.rho.missing_tool_call);
 
       // New training instances see the evolved interface; validation ones still see nothing of it.
-      const next = await playWrong(url, allCallTasks[7]!);
+      const next = await wrong(url, calling[7]!);
       expect(next.created.info.interface_round).toBe(1);
       expect(next.created.state[0]!.content).toContain(AFFORDANCE_LINE);
-      const val = await playWrong(url, allCallTasks[8]!, { mode: 'validation' });
+      const val = await wrong(url, calling[8]!, { mode: 'validation' });
       expect(val.created.state[0]!.content).not.toContain(AFFORDANCE_LINE);
 
       const after = await get<{ data: { rollouts_this_round: number; rollouts_total: number } }>(
@@ -202,7 +202,7 @@ for (const workers of WORKER_COUNTS)
       const { app } = buildServer({ data: mini, workers });
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       try {
-        const task = allCallTasks[0]!;
+        const task = calling[0]!;
         const prompt = async (params: Record<string, unknown> = {}) => {
           const created = await new Instance(url, `p-${n++}`).create(task.id, params);
           return { text: created.state[0]!.content, round: created.info.interface_round };
@@ -214,7 +214,7 @@ for (const workers of WORKER_COUNTS)
         await post(url, '/round', {});
         expect(await prompt()).toEqual({ text: first.text, round: 1 });
 
-        for (const t of allCallTasks.slice(1, 7)) await playWrong(url, t);
+        for (const t of calling.slice(1, 7)) await wrong(url, t);
         await post(url, '/round', {});
         const evolved = await prompt();
         expect(evolved.round).toBe(2);
@@ -235,7 +235,7 @@ for (const workers of WORKER_COUNTS)
     it('ends rounds by itself after --round-every rollouts', async () => {
       const auto = await startServe(['--suite', 'mini', '--round-every', '3'], workers);
       try {
-        for (const task of allCallTasks.slice(0, 7)) await playWrong(auto.url, task);
+        for (const task of calling.slice(0, 7)) await wrong(auto.url, task);
         const p = await get<{ data: { round: number; rollouts_this_round: number } }>(auto.url, '/profile');
         expect(p.body.data).toMatchObject({ round: 2, rollouts_this_round: 1 });
       } finally {

@@ -4,27 +4,26 @@
  * the same requests get the same answers with one thread and with two workers.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import type { ProfileScope } from '../../src/seal/profile.js';
 import { buildServer } from '../../src/server/app.js';
 import type { WorkerInstances } from '../../src/server/worker-pool.js';
 import { buildDist } from '../support/cli.js';
 import { DATA_DIR, sharedData } from '../support/golden.js';
-import { encodeCalls, get, Instance, post, type Served, startServe } from './client.js';
+import {
+  allCallTasks,
+  answerInText,
+  encodeCalls,
+  get,
+  Instance,
+  playWrong,
+  post,
+  type Served,
+  startServe,
+} from './client.js';
 
 const mini = loadMiniSuite();
-/** mini tasks whose every turn needs calls: a text answer fails each turn with missing_tool_call */
-const allCallTasks = mini.tasks.filter(
-  (t) => t.category === 'base' && t.groundTruth.every((g) => g.length > 0),
-);
-
-async function playWrong(url: string, id: string, task: BfclTask) {
-  const inst = new Instance(url, id);
-  await inst.create(task.id);
-  for (let t = 0; t < task.question.length; t++) await inst.step({ content: 'I will not.' });
-  return { inst, dense: await inst.evaluate() };
-}
+const calling = allCallTasks(mini);
 
 beforeAll(async () => {
   await buildDist();
@@ -43,7 +42,7 @@ describe('seal serve --workers 2: one profile of every worker', () => {
     const url = served.url;
     expect(served.output()).toContain('2 worker threads');
     // Created together, then played: each worker holds some of them while they are evaluated.
-    const tasks = allCallTasks.slice(0, 6);
+    const tasks = calling.slice(0, 6);
     const insts = tasks.map((_, i) => new Instance(url, `spread-${i}`));
     for (const [i, inst] of insts.entries()) await inst.create(tasks[i]!.id);
     const stats = await get<{ workers: number; worker_instances: number[]; instances: number }>(
@@ -53,7 +52,7 @@ describe('seal serve --workers 2: one profile of every worker', () => {
     expect(stats.body).toMatchObject({ workers: 2, instances: 6, worker_instances: [3, 3] });
     let turns = 0;
     for (const [i, inst] of insts.entries()) {
-      for (let t = 0; t < tasks[i]!.question.length; t++) await inst.step({ content: 'I will not.' });
+      await answerInText(inst, tasks[i]!);
       turns += ((await inst.evaluate()).labels as string[]).length;
     }
     const profile = await get<{
@@ -78,8 +77,8 @@ describe('seal serve --workers 2: a worker that dies', () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       const pool = instances as WorkerInstances;
-      const insts = allCallTasks.slice(0, 4).map((_, i) => new Instance(url, `w-${i}`));
-      for (const [i, inst] of insts.entries()) await inst.create(allCallTasks[i]!.id);
+      const insts = calling.slice(0, 4).map((_, i) => new Instance(url, `w-${i}`));
+      for (const [i, inst] of insts.entries()) await inst.create(calling[i]!.id);
       const onZero = insts.filter((i) => pool.workerOf(i.id) === 0);
       const onOne = insts.filter((i) => pool.workerOf(i.id) === 1);
       expect(onZero.length).toBe(2);
@@ -95,14 +94,14 @@ describe('seal serve --workers 2: a worker that dies', () => {
       for (const inst of onOne)
         expect((await inst.step({ content: 'still here' })).is_terminated).toBe(false);
       // New instances work at once (on the surviving worker until the new one is ready) ...
-      const early = await playWrong(url, 'early', allCallTasks[4]!);
+      const early = await playWrong(url, 'early', calling[4]!);
       expect(early.dense.accuracy).toBe(0);
       // ... and on the replacement once it is (the fewest instances: none).
       await vi.waitFor(() => expect(pool.stats()).toMatchObject({ workers_ready: 2 }), {
         timeout: 60_000,
         interval: 100,
       });
-      const late = await playWrong(url, 'late', allCallTasks[5]!);
+      const late = await playWrong(url, 'late', calling[5]!);
       expect(late.dense.accuracy).toBe(0);
       expect(pool.workerOf('late')).toBe(0);
       const stats = await get<{ instances_lost: number; worker_restarts: number }>(url, '/stats');
