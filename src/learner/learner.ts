@@ -7,8 +7,15 @@
  */
 import type { Policy } from '../policy/policy.js';
 
+/** A supervised sequence (Tinker's Datum for its cross-entropy loss): tokens and target weights. */
+export interface SupervisedDatum {
+  readonly tokens: readonly number[];
+  /** per token, its weight as a target of the token before it (0: none); the first token never is */
+  readonly weights: readonly number[];
+}
+
 /** One training sequence (Tinker's Datum): the whole context the sampler saw and wrote. */
-export interface TrainingDatum {
+export interface TrainingDatum extends SupervisedDatum {
   /** prompt ids, then the sampled completion ids (and, when steps are packed, later ones) */
   readonly tokens: readonly number[];
   /** per token, 1 where it carries loss (a sampled token), else 0; the first token never does */
@@ -25,6 +32,23 @@ export interface PpoLoss {
   readonly klCoef: number;
   /** the temperature the sampling logprobs were drawn at */
   readonly temperature: number;
+}
+
+/** the weighted token-mean negative log-likelihood, its gradient scaled by `coef` */
+export interface CrossEntropyLoss {
+  readonly coef: number;
+}
+
+export interface CrossEntropyResult {
+  /** the weighted token-mean negative log-likelihood (unscaled) */
+  readonly loss: number;
+  readonly tokens: number;
+}
+
+/** a chat message as text, in the roles the policy's chat has */
+export interface ChatText {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string;
 }
 
 export interface AdamParams {
@@ -69,6 +93,17 @@ export interface Learner {
   readonly version: number;
   /** computes the loss of `data` and accumulates its gradient (token mean over `data`) */
   forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult>;
+  /** computes the cross-entropy of `data` and accumulates coef x its gradient (Tinker's cross_entropy) */
+  forwardBackwardCrossEntropy(
+    data: readonly SupervisedDatum[],
+    loss: CrossEntropyLoss,
+  ): Promise<CrossEntropyResult>;
+  /**
+   * A chat in the learner's own chat template as supervised data, the assistant tokens its targets
+   * (like a Tinker renderer's supervised example); a chat longer than the context becomes the
+   * windows the policy would see.
+   */
+  renderSupervised(chat: readonly ChatText[]): SupervisedDatum[];
   /** applies the accumulated gradient and clears it */
   optimStep(adam: AdamParams): Promise<OptimStepResult>;
   /** a sampler on the current weights */

@@ -55,6 +55,12 @@ export const TRAIN_SCHEMA = z
     passes: int(1, 16)
       .default(1)
       .describe("learner passes over a round's batch (each a forward-backward and an optimiser step)"),
+    anchorCoef: num(0, 100)
+      .default(0)
+      .describe(
+        'supervised anchor (PPO-ptx, beyond the paper): coefficient of the cross-entropy on demonstrations of freshly generated training tasks, added to every update (0: off; needs the mini suite)',
+      ),
+    anchorDemos: int(1, 256).default(8).describe('demonstrations in each update of the supervised anchor'),
     clipEps: num(0, 1).default(0.2).describe('PPO ratio clip'),
     klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),
     maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),
@@ -123,6 +129,10 @@ export function resolveConfig(
   const { config, overrides } = TRAIN_SETTINGS.resolve(layers);
   if (config.wMin > config.wMax)
     throw new SettingsError(`wMin (${config.wMin}) must not exceed wMax (${config.wMax})`);
+  if (config.anchorCoef > 0 && config.suite !== 'mini')
+    throw new SettingsError(
+      `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
+    );
   return { config, overrides };
 }
 

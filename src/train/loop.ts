@@ -25,10 +25,12 @@ import { trainingContext } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';
 import { FailureProfile } from '../seal/profile.js';
 import type { Trajectory } from '../seal/trajectory.js';
+import { anchorData } from './anchor.js';
 import type { TrainConfig } from './config.js';
 import { roundCredit, turnAdvantages } from './credit.js';
 import type {
   Distribution,
+  LearnerStats,
   Method,
   RolloutRecord,
   RolloutStats,
@@ -266,13 +268,21 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     hooks.progress?.({ round, rounds: c.rounds, phase: 'learning', done: 0, total: 1 });
     const tLearn = performance.now();
     const loss = { clipEps: c.clipEps, klCoef: c.klCoef, temperature: c.temperature };
+    // the anchor joins updates that happen; it never makes one on its own
+    const anchor =
+      c.anchorCoef > 0 && datums.length > 0 ? await anchorData(learner, c.seed, round, c.anchorDemos) : [];
     // the first pass's loss statistics are the batch's as sampled; later passes see moved weights
     let fb = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+    let anchorStats: LearnerStats['anchor'];
     let step: { gradNorm: number } | null = null;
     let steps = 0;
     for (let pass = 0; pass < c.passes && datums.length > 0; pass++) {
       const stats = await learner.forwardBackward(datums, loss);
       if (pass === 0) fb = stats;
+      if (anchor.length > 0) {
+        const a = await learner.forwardBackwardCrossEntropy(anchor, { coef: c.anchorCoef });
+        if (pass === 0) anchorStats = { loss: a.loss, tokens: a.tokens, sequences: anchor.length };
+      }
       const s = await learner.optimStep({ lr: c.lr, maxGradNorm: c.maxGradNorm });
       if (pass === 0) step = s;
       steps++;
@@ -371,6 +381,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
         sequences: datums.length,
         lr: c.lr,
         steps,
+        ...(anchorStats ? { anchor: anchorStats } : {}),
       },
       timings: {
         samplingMs: Math.max(0, rolloutWallMs - (envMs - diagMs)),

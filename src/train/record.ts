@@ -129,6 +129,8 @@ export interface LearnerStats {
   readonly lr: number;
   /** optimiser steps taken this round (0 when no group had reward variance) */
   readonly steps: number;
+  /** the supervised anchor's demonstrations in this round's update (`anchorCoef`), as first seen */
+  readonly anchor?: { readonly loss: number; readonly tokens: number; readonly sequences: number };
 }
 
 export interface ValidationRecord {

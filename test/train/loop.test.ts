@@ -161,4 +161,24 @@ describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, ()
     const n = await play('no-env', { rounds: 1, validateEvery: 0 });
     expect(n.training.filter(hasInterface)).toEqual([]);
   });
+
+  it('the supervised anchor joins every update and makes none on its own', async () => {
+    const p = await play('vanilla', {
+      seed: 2,
+      rounds: 2,
+      tasksPerRound: 3,
+      validateEvery: 0,
+      anchorCoef: 1,
+      anchorDemos: 2,
+    });
+    expect(p.rounds.some((r) => r.learner.steps > 0)).toBe(true);
+    for (const r of p.rounds) {
+      expect(r.learner.anchor !== undefined).toBe(r.learner.steps > 0);
+      if (r.learner.anchor) {
+        expect(r.learner.anchor.sequences).toBeGreaterThanOrEqual(2);
+        expect(r.learner.anchor.tokens).toBeGreaterThan(0);
+        expect(r.learner.anchor.loss).toBeGreaterThan(0);
+      }
+    }
+  });
 });

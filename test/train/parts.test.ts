@@ -74,7 +74,7 @@ describe('packSteps', () => {
 
 describe('credit', () => {
   it('GRPO advantages, w_j from the labels, and the budget; no-reweight keeps w = 1', () => {
-    // group 0: rewards 1, 0 -> A = +0.707, -0.707 (std with n-1 = 0.707...); group 1: no variance
+    // group 0: rewards 1, 0 -> A = +0.707, -0.707 (mean 0.5 over std 0.707 with n-1: 1/sqrt 2); group 1: no variance
     const rollouts = [
       { group: 0, reward: 1, labels: ['pass', 'pass'] as const },
       { group: 0, reward: 0, labels: ['pass', 'invalid_tool_call'] as const },
@@ -83,12 +83,12 @@ describe('credit', () => {
     ];
     const opts = { reweight: true, weights: { wMin: 0.5, wMax: 2 }, mode: 'all' as const, budget: false };
     const c = roundCredit(rollouts, opts);
-    expect(c[0]!.advantage).toBeCloseTo(0.7071, 4);
-    expect(c[1]!.advantage).toBeCloseTo(-0.7071, 4);
+    expect(c[0]!.advantage).toBeCloseTo(Math.SQRT1_2, 4);
+    expect(c[1]!.advantage).toBeCloseTo(-Math.SQRT1_2, 4);
     expect(c[2]!.advantage).toBe(0);
     // w = mean of rho over the turns: pass 1.0; (1.0 + 1.6) / 2 = 1.3; missing 1.5
     expect(c.map((x) => x.weight)).toEqual([1, 1.3, 1.5, 1]);
-    expect(c[1]!.weightedAdvantage).toBeCloseTo(-0.7071 * 1.3, 4);
+    expect(c[1]!.weightedAdvantage).toBeCloseTo(-Math.SQRT1_2 * 1.3, 4);
     // budget: the two nonzero-advantage rollouts (1, 1.3) rescaled to mean 1 -> 2/2.3, 2.6/2.3
     const b = roundCredit(rollouts, { ...opts, budget: true });
     expect(b[0]!.weight).toBeCloseTo(2 / 2.3, 10);
@@ -243,5 +243,8 @@ describe('configuration', () => {
     expect(() => resolveConfig(file('e.yaml', '- 1\n- 2\n'), {})).toThrow(/must be a mapping/);
     expect(() => resolveConfig(undefined, { temperature: 9 })).toThrow(/--temperature: temperature: Too big/);
     expect(() => resolveConfig(join(dir, 'missing.yaml'), {})).toThrow(/config file not found/);
+    expect(() => resolveConfig(undefined, { anchorCoef: 1, suite: 'bfcl' })).toThrow(
+      /anchorCoef needs the mini suite/,
+    );
   });
 });

@@ -14,15 +14,20 @@ import type { Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { writeAtomic, writeJsonAtomic } from '../../util/files.js';
 import type {
   AdamParams,
+  ChatText,
+  CrossEntropyLoss,
+  CrossEntropyResult,
   ForwardBackwardResult,
   Learner,
   OptimStepResult,
   PpoLoss,
   SamplingPolicy,
+  SupervisedDatum,
   TrainingDatum,
 } from '../learner.js';
-import { type GrpoSequence, grpoLoss } from './losses.js';
+import { crossEntropyLoss, type GrpoSequence, grpoLoss } from './losses.js';
 import { sharedModel } from './parallel.js';
+import { demonstrationSequences } from './pretrain.js';
 import { Trainer } from './trainer.js';
 
 export const OPTIMIZER_FILE = 'optimizer.bin';
@@ -88,6 +93,26 @@ export class EmbeddedLearner implements Learner {
   forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
     const { clipEps, klCoef, temperature } = loss;
     return this.trainer.forwardBackward(data.map(toSequence), grpoLoss({ clipEps, klCoef, temperature }));
+  }
+
+  forwardBackwardCrossEntropy(
+    data: readonly SupervisedDatum[],
+    loss: CrossEntropyLoss,
+  ): Promise<CrossEntropyResult> {
+    const batch = data.map((d) => ({ tokens: d.tokens, lossMask: d.weights }));
+    return this.trainer.forwardBackward(batch, crossEntropyLoss(loss.coef));
+  }
+
+  renderSupervised(chat: readonly ChatText[]): SupervisedDatum[] {
+    const { sequences } = demonstrationSequences(
+      this.tokenizer,
+      [{ messages: chat }],
+      this.model.config.contextLength,
+    );
+    return sequences.map((s) => ({
+      tokens: s.tokens,
+      weights: s.lossMask ?? s.tokens.map((_, i) => (i > 0 ? 1 : 0)),
+    }));
   }
 
   async optimStep(adam: AdamParams): Promise<OptimStepResult> {

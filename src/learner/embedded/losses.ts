@@ -86,7 +86,7 @@ export type LossSums = { readonly [part: string]: number };
 
 /** Which loss, and its options: what a gradient worker rebuilds the loss from (`lossOf`). */
 export type LossSpec =
-  | { readonly kind: 'cross-entropy' }
+  | { readonly kind: 'cross-entropy'; readonly coef?: number }
   | { readonly kind: 'grpo'; readonly opts: GrpoLossOptions };
 
 export interface Loss<S extends TokenSequence, P extends LossSums, R extends { readonly tokens: number }> {
@@ -169,13 +169,14 @@ export interface CrossEntropyStats {
 
 /**
  * The summed weighted negative log-likelihood of the targets of `batch`; when `grads` is given,
- * ADDS the gradient of (that sum / `denominator`) into it.
+ * ADDS the gradient of (`coef` x that sum / `denominator`) into it.
  */
 export function crossEntropySumAndGrad(
   model: Gpt,
   batch: readonly SupervisedSequence[],
   grads: Arr | null,
   denominator: number,
+  coef = 1,
 ): CrossEntropySums {
   const V = model.config.vocabSize;
   let loss = 0;
@@ -189,24 +190,32 @@ export function crossEntropySumAndGrad(
       const y = s.tokens[t]!;
       loss -= w * tokenLogprob(logits, V, t - 1, y);
       n++;
-      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, -w / denominator);
+      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, (-w * coef) / denominator);
     }
     if (grads && dlogits) model.backward(cache, dlogits, grads);
   }
   return { lossSum: loss, tokens: n };
 }
 
-export const crossEntropy: Loss<SupervisedSequence, CrossEntropySums, CrossEntropyStats> = {
-  spec: { kind: 'cross-entropy' },
-  zero: { lossSum: 0, tokens: 0 },
-  targets: (batch) => ({ count: countTargets(batch), denominator: targetWeight(batch) }),
-  sums: (model, _reference, batch, grads, denominator) =>
-    crossEntropySumAndGrad(model, batch, grads, denominator),
-  stats: (sums, targets) =>
-    targets.count === 0
-      ? { loss: 0, tokens: 0 }
-      : { loss: sums.lossSum / targets.denominator, tokens: sums.tokens },
-};
+/**
+ * The weighted token-mean cross-entropy, its gradient scaled by `coef` (a term added to another
+ * loss's gradient before one optimiser step); the statistics report the unscaled mean.
+ */
+export function crossEntropyLoss(coef = 1): Loss<SupervisedSequence, CrossEntropySums, CrossEntropyStats> {
+  return {
+    spec: coef === 1 ? { kind: 'cross-entropy' } : { kind: 'cross-entropy', coef },
+    zero: { lossSum: 0, tokens: 0 },
+    targets: (batch) => ({ count: countTargets(batch), denominator: targetWeight(batch) }),
+    sums: (model, _reference, batch, grads, denominator) =>
+      crossEntropySumAndGrad(model, batch, grads, denominator, coef),
+    stats: (sums, targets) =>
+      targets.count === 0
+        ? { loss: 0, tokens: 0 }
+        : { loss: sums.lossSum / targets.denominator, tokens: sums.tokens },
+  };
+}
+
+export const crossEntropy = crossEntropyLoss(1);
 
 /** Mean cross-entropy over the targets of `batch`; when `grads` is given, ADDS its gradient into it. */
 export function crossEntropyLossAndGrad(
@@ -438,7 +447,7 @@ export function grpoLossAndGrad(
 export function lossOf(spec: LossSpec): Loss<TokenSequence, LossSums, { readonly tokens: number }> {
   switch (spec.kind) {
     case 'cross-entropy':
-      return crossEntropy;
+      return crossEntropyLoss(spec.coef ?? 1);
     case 'grpo':
       return grpoLoss(spec.opts);
     default:

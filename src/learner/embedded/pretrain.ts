@@ -193,7 +193,7 @@ function settingsKey(s: PretrainSettings): string {
  */
 export function demonstrationSequences(
   tok: Tokenizer,
-  demos: readonly Demonstration[],
+  demos: readonly Pick<Demonstration, 'messages'>[],
   contextLength: number,
   overflow: Overflow = 'window',
   contextWeight = 0,

@@ -18,7 +18,6 @@ import {
   type Tensors,
   tensorViews,
 } from './config.js';
-import { addLogprobGradF32, tokenLogprobF32 } from './kernels/pointwise.js';
 import { type Arr, allocate, type DType, type Ops, opsFor } from './ops.js';
 import { decodeWeights, encodeWeights } from './weights-file.js';
 
@@ -414,10 +413,4 @@ export class Gpt {
 /** the id before each of `tokens` (`before` for the first: -1 at the start of a sequence) */
 function previousIds(tokens: ArrayLike<number>, before: number): Int32Array {
   return Int32Array.from(tokens, (_, t) => (t > 0 ? tokens[t - 1]! : before));
-}
-
-/** for the logprob losses below, which pick the SIMD kernels by their arrays' type */
-function allF32(...xs: (Arr | null)[]): boolean {
-  for (const x of xs) if (x !== null && !(x instanceof Float32Array)) return false;
-  return true;
 }
