@@ -1,5 +1,5 @@
 /**
- * The supervised anchor (beyond the paper; InstructGPT's PPO-ptx): every update also takes the
+ * The supervised anchor (beyond the paper; InstructGPT's PPO-ptx): every round's update also takes the
  * cross-entropy of ground-truth demonstrations of freshly generated training tasks, the same kind
  * the base checkpoint was pre-trained on, so that what RL does not reward in this round's rollouts
  * (above all answering in text where a value is missing) is not unlearned for the sake of what it

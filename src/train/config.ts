@@ -58,9 +58,11 @@ export const TRAIN_SCHEMA = z
     anchorCoef: num(0, 100)
       .default(0)
       .describe(
-        'supervised anchor (PPO-ptx, beyond the paper): coefficient of the cross-entropy on demonstrations of freshly generated training tasks, added to every update (0: off; needs the mini suite)',
+        'supervised anchor (PPO-ptx, beyond the paper): coefficient of the cross-entropy on demonstrations of freshly generated training tasks, one step of it every round, added to the policy-gradient update where there is one (0: off; needs the mini suite)',
       ),
-    anchorDemos: int(1, 256).default(8).describe('demonstrations in each update of the supervised anchor'),
+    anchorDemos: int(1, 256)
+      .default(8)
+      .describe("demonstrations in each round's step of the supervised anchor"),
     clipEps: num(0, 1).default(0.2).describe('PPO ratio clip'),
     klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),
     maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),

@@ -268,17 +268,19 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     hooks.progress?.({ round, rounds: c.rounds, phase: 'learning', done: 0, total: 1 });
     const tLearn = performance.now();
     const loss = { clipEps: c.clipEps, klCoef: c.klCoef, temperature: c.temperature };
-    // the anchor joins updates that happen; it never makes one on its own
-    const anchor =
-      c.anchorCoef > 0 && datums.length > 0 ? await anchorData(learner, c.seed, round, c.anchorDemos) : [];
+    // the anchor steps every round, with or without a policy-gradient signal: the supervised
+    // budget is then the same for every method and seed, not a function of how many groups varied
+    const anchor = c.anchorCoef > 0 ? await anchorData(learner, c.seed, round, c.anchorDemos) : [];
     // the first pass's loss statistics are the batch's as sampled; later passes see moved weights
     let fb = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
     let anchorStats: LearnerStats['anchor'];
     let step: { gradNorm: number } | null = null;
     let steps = 0;
-    for (let pass = 0; pass < c.passes && datums.length > 0; pass++) {
-      const stats = await learner.forwardBackward(datums, loss);
-      if (pass === 0) fb = stats;
+    for (let pass = 0; pass < c.passes && (datums.length > 0 || anchor.length > 0); pass++) {
+      if (datums.length > 0) {
+        const stats = await learner.forwardBackward(datums, loss);
+        if (pass === 0) fb = stats;
+      }
       if (anchor.length > 0) {
         const a = await learner.forwardBackwardCrossEntropy(anchor, { coef: c.anchorCoef });
         if (pass === 0) anchorStats = { loss: a.loss, tokens: a.tokens, sequences: anchor.length };
