@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { UserError } from '../util/errors.js';
-import { fileAccessError } from '../util/files.js';
+import { fileAccessError, readJsonLines } from '../util/files.js';
+import { pairedChange, signTestP } from './paired.js';
 import type { Summary } from './summary.js';
 import { markdownTable } from './table.js';
 
@@ -84,5 +85,45 @@ export function compareTable(dirs: readonly string[]): string {
       }),
     ];
   });
-  return `${markdownTable(head, rows)}\n\nDifferences in points against ${runs[0]!.name}.`;
+  const table = `${markdownTable(head, rows)}\n\nDifferences in points against ${runs[0]!.name}.`;
+  const paired = pairedTable(dirs, labels);
+  return paired ? `${table}\n\n${paired}` : table;
+}
+
+/** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
+function readVerdicts(dir: string): Map<string, boolean> | undefined {
+  const path = join(dir, 'results.jsonl');
+  if (!existsSync(path)) return undefined;
+  const isVerdict = (r: unknown): r is { id: string; valid: boolean } =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as { id?: unknown }).id === 'string' &&
+    typeof (r as { valid?: unknown }).valid === 'boolean';
+  const { rows } = readJsonLines(path, isVerdict);
+  return rows.length > 0 ? new Map(rows.map((r) => [r.id, r.valid])) : undefined;
+}
+
+/**
+ * Task by task against the first run (when both keep per-task results): how many tasks each run
+ * won and lost, and the sign test on them, so that a difference of averages can be told from churn.
+ */
+function pairedTable(dirs: readonly string[], labels: readonly string[]): string | undefined {
+  if (dirs.length < 2) return undefined;
+  const first = readVerdicts(dirs[0]!);
+  if (!first) return undefined;
+  const rows = dirs.slice(1).map((d, i) => {
+    const other = readVerdicts(d);
+    if (!other) return [labels[i + 1]!, '-', '-', '-', '-'];
+    const c = pairedChange(first, other);
+    return [
+      labels[i + 1]!,
+      String(c.shared),
+      String(c.won),
+      String(c.lost),
+      signTestP(c.won, c.lost).toFixed(3),
+    ];
+  });
+  return `${markdownTable(['task by task', 'tasks', 'won', 'lost', 'p'], rows)}
+
+won / lost: tasks the run passes and ${labels[0]} fails, and the reverse, over the tasks both evaluated; p: the exact two-sided sign test on them (McNemar), the chance that two equally good policies split at least this unevenly.`;
 }

@@ -246,6 +246,10 @@ describe('seal eval against an OpenAI-compatible server (scripted)', () => {
       const cmp = await seal(['compare', a, a]);
       expect(cmp.code, cmp.stderr).toBe(0);
       expect(cmp.stdout).toContain('(+0.00)');
+      // task by task: every task kept its verdict
+      expect(cmp.stdout).toMatch(
+        new RegExp(`\\| +${Object.keys(BEHAVIOURS).length} \\| +0 \\| +0 \\| 1\\.000 \\|`),
+      );
     } finally {
       await server.close();
     }
