@@ -5,7 +5,8 @@
  *
  * Defaults follow the method doc (sections 6 and 7) except where the embedded default run needs
  * otherwise (the README lists them and what was measured): rounds, tasks per round, learning
- * rate, temperature, steps per turn, a validation subset, failed-turns credit and rollout-mean.
+ * rate, temperature, steps per turn, a validation subset, failed-turns credit, rollout-mean and
+ * the supervised anchor.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
@@ -56,9 +57,9 @@ export const TRAIN_SCHEMA = z
       .default(1)
       .describe("learner passes over a round's batch (each a forward-backward and an optimiser step)"),
     anchorCoef: num(0, 100)
-      .default(0)
+      .default(1)
       .describe(
-        'supervised anchor (PPO-ptx, beyond the paper): coefficient of the cross-entropy on demonstrations of freshly generated training tasks, one step of it every round, added to the policy-gradient update where there is one (0: off; needs the mini suite)',
+        'supervised anchor (PPO-ptx, beyond the paper): coefficient of the cross-entropy on demonstrations of freshly generated training tasks, one step of it every round, added to the policy-gradient update where there is one (0: off; mini suite only, off by default on others)',
       ),
     anchorDemos: int(1, 256)
       .default(8)
@@ -128,7 +129,13 @@ export function resolveConfig(
   const layers: Layer[] = [];
   if (file !== undefined) layers.push({ source: file, values: readConfigFile(file) });
   layers.push({ source: 'flags', values: flags, flags: true });
-  const { config, overrides } = TRAIN_SETTINGS.resolve(layers);
+  const resolved = TRAIN_SETTINGS.resolve(layers);
+  const { overrides } = resolved;
+  // the anchor's demonstrations are generated mini tasks: its default applies to that suite only
+  const config =
+    resolved.config.suite !== 'mini' && overrides.anchorCoef === undefined
+      ? { ...resolved.config, anchorCoef: 0 }
+      : resolved.config;
   if (config.wMin > config.wMax)
     throw new SettingsError(`wMin (${config.wMin}) must not exceed wMax (${config.wMax})`);
   if (config.anchorCoef > 0 && config.suite !== 'mini')

@@ -246,5 +246,10 @@ describe('configuration', () => {
     expect(() => resolveConfig(undefined, { anchorCoef: 1, suite: 'bfcl' })).toThrow(
       /anchorCoef needs the mini suite/,
     );
+    // the anchor is on by default on mini, and off by default elsewhere
+    expect(resolveConfig(undefined, {}).config.anchorCoef).toBe(1);
+    const bfcl = resolveConfig(undefined, { suite: 'bfcl' });
+    expect(bfcl.config.anchorCoef).toBe(0);
+    expect(bfcl.overrides.anchorCoef).toBeUndefined();
   });
 });
