@@ -5,6 +5,7 @@ import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { UserError } from '../util/errors.js';
 import { fileAccessError, readJsonLines } from '../util/files.js';
 import { pairedChange, signTestP } from './paired.js';
+import { RESULTS_FILE } from './run.js';
 import type { Summary } from './summary.js';
 import { markdownTable } from './table.js';
 
@@ -92,7 +93,7 @@ export function compareTable(dirs: readonly string[]): string {
 
 /** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
 function readVerdicts(dir: string): Map<string, boolean> | undefined {
-  const path = join(dir, 'results.jsonl');
+  const path = join(dir, RESULTS_FILE);
   if (!existsSync(path)) return undefined;
   const isVerdict = (r: unknown): r is { id: string; valid: boolean } =>
     typeof r === 'object' &&

@@ -42,14 +42,10 @@ export function signTestP(won: number, lost: number): number {
   const n = won + lost;
   if (n === 0) return 1;
   const k = Math.min(won, lost);
-  // log C(n, i) - n log 2, for i = 0..k, built up term by term
-  let logTerm = -n * Math.LN2;
-  const logs = [logTerm];
-  for (let i = 0; i < k; i++) {
-    logTerm += Math.log(n - i) - Math.log(i + 1);
-    logs.push(logTerm);
-  }
-  const top = Math.max(...logs);
-  const tail = Math.exp(top) * logs.reduce((s, l) => s + Math.exp(l - top), 0);
-  return Math.min(1, 2 * tail);
+  // log C(n, i) - n log 2, for i = 0..k, built up term by term; C(n, i) grows with i up to n / 2
+  // and k <= n / 2, so the last term is the largest
+  const logs = [-n * Math.LN2];
+  for (let i = 0; i < k; i++) logs.push(logs[i]! + Math.log(n - i) - Math.log(i + 1));
+  const top = logs[k]!;
+  return Math.min(1, 2 * Math.exp(top) * logs.reduce((s, l) => s + Math.exp(l - top), 0));
 }

@@ -58,7 +58,8 @@ export interface EvalResultRow {
 export class RunFolderError extends UserError {}
 
 const RUN_FILE = 'run.json';
-const RESULTS_FILE = 'results.jsonl';
+/** one JSON line per finished task; `seal compare` reads its verdicts */
+export const RESULTS_FILE = 'results.jsonl';
 const BFCL_RESULT_FILE = 'bfcl_result.jsonl';
 
 /** Finished rows of an earlier run; a torn last line (the run was killed mid-write) is dropped. */
