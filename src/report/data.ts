@@ -546,7 +546,10 @@ function facts(run: LoadedRun): [string, string][] {
       `temperature ${m.sampling?.temperature}, top-p ${m.sampling?.topP}, max tokens ${m.sampling?.maxTokens}`,
     ],
     ['base checkpoint', `${m.base?.checkpoint} (weights sha256 ${m.base?.modelSha256})`],
-    ['code', `${m.code?.version}${m.code?.git ? ` (git ${m.code.git})` : ''}`],
+    [
+      'code',
+      `${m.code?.version}${m.code?.git ? ` (git ${m.code.git}${m.code.dirty ? ', with uncommitted changes' : ''})` : ''}`,
+    ],
     ['started', m.started],
     ['last round finished', run.rounds.at(-1)?.finished ?? '-'],
     ['run finished', finishedText(run)],

@@ -65,7 +65,13 @@ export interface RunManifest {
   readonly overrides: Readonly<Record<string, unknown>>;
   /** the command line that started the run */
   readonly command: string;
-  readonly code: { readonly version: string; readonly git?: string; readonly kernels?: string };
+  readonly code: {
+    readonly version: string;
+    readonly git?: string;
+    /** present and true when src/, bin/ or package.json differed from the commit `git` */
+    readonly dirty?: boolean;
+    readonly kernels?: string;
+  };
   readonly base: {
     /** checkpoint directory as given, and the sha256 of its weights */
     readonly checkpoint: string;

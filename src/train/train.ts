@@ -42,13 +42,14 @@ function codeVersion(): RunManifest['code'] {
   const root = new URL('../../', import.meta.url);
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
   try {
-    const git = execFileSync('git', ['rev-parse', 'HEAD'], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-      .toString()
-      .trim();
-    return { version: pkg.version, git, kernels: KERNELS };
+    const gitOut = (...args: string[]) =>
+      execFileSync('git', args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
+    const git = gitOut('rev-parse', 'HEAD');
+    // A commit alone does not name the code when the sources were edited after it.
+    const dirty = gitOut('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '';
+    return { version: pkg.version, git, ...(dirty ? { dirty } : {}), kernels: KERNELS };
   } catch {
     return { version: pkg.version, kernels: KERNELS };
   }
