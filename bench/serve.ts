@@ -70,6 +70,8 @@ interface Stats {
   readonly memory_mb: Memory;
   readonly cpu_s: number;
   readonly steps: number;
+  /** since the last reset; absent from builds before it was added */
+  readonly event_loop_delay_ms?: { readonly p50: number; readonly p99: number; readonly max: number };
 }
 
 interface RunResult {
@@ -88,6 +90,8 @@ interface RunResult {
   readonly generatorCores?: number;
   /** this load generator's CPU time per /step request, over the same span */
   readonly generatorMsPerStep?: number;
+  /** how long the server's event loop was held up, from the 1k mark to the end */
+  readonly loopDelay?: Stats['event_loop_delay_ms'];
 }
 
 /** Both processes' CPU seconds and the wall clock, read together. */
@@ -161,11 +165,25 @@ async function oneRun(): Promise<RunResult> {
       req.on('error', reject);
       req.end(buf);
     });
-  const post = async (path: string, body: string) => {
-    const r = await request('POST', path, body);
+  // A memory reading forces a full collection in the server, which stalls every request in
+  // flight; so the lanes stop at a barrier first (no request starts while `paused`, and the
+  // reading waits until none is in flight), and no measured latency includes the collection.
+  let paused: Promise<void> | undefined;
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  /** the answer and its wall time in ms, the wait at the barrier excluded */
+  const timedPost = async (path: string, body: string): Promise<[string, number]> => {
+    while (paused) await paused;
+    inFlight++;
+    const start = performance.now();
+    const r = await request('POST', path, body).finally(() => {
+      if (--inFlight === 0) drained?.();
+    });
+    const ms = performance.now() - start;
     if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 300)}`);
-    return r.text;
+    return [r.text, ms];
   };
+  const post = async (path: string, body: string) => (await timedPost(path, body))[0];
   const stats = async (): Promise<Stats> => JSON.parse((await request('GET', '/stats?gc=1')).text) as Stats;
 
   const latencies: number[] = [];
@@ -185,7 +203,6 @@ async function oneRun(): Promise<RunResult> {
     return { server: st.cpu_s, generator: (c.user + c.system) / 1e6, wall: wall / 1000 };
   };
   const deadline = performance.now() + maxSeconds * 1000;
-  let paused: Promise<void> | undefined;
   let nextSlot = 0;
   /** Waits for this request's start on the shared clock (at once when not pacing). */
   const pace = async () => {
@@ -208,10 +225,10 @@ async function oneRun(): Promise<RunResult> {
       let last = '';
       for (const msg of script.msgs) {
         await pace();
-        const s = performance.now();
-        last = await post('/step', env(`"messages":${msg}`));
+        const [text, ms] = await timedPost('/step', env(`"messages":${msg}`));
+        last = text;
         if (measured) {
-          latencies.push(performance.now() - s);
+          latencies.push(ms);
           measuredSteps++;
         }
       }
@@ -230,10 +247,15 @@ async function oneRun(): Promise<RunResult> {
         });
         const at = finished;
         const wait = performance.now();
+        if (inFlight > 0) await new Promise<void>((r) => (drained = r));
+        drained = undefined;
         const st = await stats();
         if (at === checkpoint) {
           at1k = st;
           cpu1k = mark(st, wait);
+          // the loop delay from here on: after the collection's stall has been recorded
+          await new Promise((r) => setTimeout(r, 50));
+          await request('GET', '/stats?reset_delay=1');
         } else {
           atEnd = st;
           cpuEnd = mark(st, wait);
@@ -265,6 +287,7 @@ async function oneRun(): Promise<RunResult> {
     failed,
     ...(at1k ? { mem1k: at1k.memory_mb } : {}),
     ...(atEnd ? { mem10k: atEnd.memory_mb } : {}),
+    ...(at1k && atEnd?.event_loop_delay_ms ? { loopDelay: atEnd.event_loop_delay_ms } : {}),
     ...(at1k && atEnd && atEnd.steps > at1k.steps
       ? { cpuMsPerStep: ((atEnd.cpu_s - at1k.cpu_s) * 1000) / (atEnd.steps - at1k.steps) }
       : {}),
@@ -298,6 +321,7 @@ for (let r = 0; r < runs; r++) {
       `server CPU ${res.cpuMsPerStep?.toFixed(3) ?? 'n/a'} ms per step (all requests of an episode included); ` +
       `load generator CPU ${res.generatorMsPerStep?.toFixed(3) ?? 'n/a'} ms per step; ` +
       `CPU in use (cores): server ${res.serverCores?.toFixed(2) ?? 'n/a'}, load generator ${res.generatorCores?.toFixed(2) ?? 'n/a'}; ` +
+      `server event loop held up p50 ${res.loopDelay?.p50 ?? 'n/a'} ms, p99 ${res.loopDelay?.p99 ?? 'n/a'} ms, max ${res.loopDelay?.max ?? 'n/a'} ms; ` +
       `server after 1k episodes: ${mb(res.mem1k)}; after ${res.episodes}: ${mb(res.mem10k)}`,
   );
 }

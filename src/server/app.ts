@@ -11,6 +11,7 @@
  * The instances live in this thread, or with `workers` > 1 in worker threads (worker-pool.ts);
  * the HTTP server, the validation and the SEAL state stay here either way.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type BfclData, CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { badRequest, HttpError } from './errors.js';
@@ -67,6 +68,10 @@ export function buildServer(options: ServeOptions): ServeApp {
     workers > 1 ? new WorkerInstances({ workers, data, seal, ttlMs }) : new LocalInstances(data, seal, ttlMs);
   const counters = { steps: 0, evaluations: 0, errors: 0 };
   const started = Date.now();
+  // How long the event loop was held up: every request waits behind whatever holds it, so this
+  // is the server's own share of a client's tail latency. Reset by `/stats?reset_delay=1`.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const app = Fastify({
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: false,
@@ -74,7 +79,10 @@ export function buildServer(options: ServeOptions): ServeApp {
     ...(workers > 1 ? { pluginTimeout: 0 } : {}),
   });
   app.addHook('onReady', () => instances.start());
-  app.addHook('onClose', () => instances.close());
+  app.addHook('onClose', () => {
+    loopDelay.disable();
+    return instances.close();
+  });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof ValidationError) return reply.status(422).send({ detail: err.detail });
@@ -187,26 +195,37 @@ export function buildServer(options: ServeOptions): ServeApp {
   });
   app.post('/round', () => ok(seal.endRound()));
 
-  app.get('/stats', (req: FastifyRequest<{ Querystring: { gc?: string } }>, reply: FastifyReply) => {
-    const gc = (globalThis as { gc?: () => void }).gc;
-    if (req.query.gc !== undefined && gc) gc();
-    const m = process.memoryUsage();
-    const cpu = process.cpuUsage();
-    return reply.send({
-      uptime_s: (Date.now() - started) / 1000,
-      suite: data.suite,
-      tasks: data.tasks.length,
-      ...instances.stats(),
-      ...counters,
-      round: seal.interface.round,
-      cpu_s: (cpu.user + cpu.system) / 1e6,
-      memory_mb: {
-        rss: m.rss / 2 ** 20,
-        heap_used: m.heapUsed / 2 ** 20,
-        external: m.external / 2 ** 20,
-      },
-    });
-  });
+  app.get(
+    '/stats',
+    (req: FastifyRequest<{ Querystring: { gc?: string; reset_delay?: string } }>, reply: FastifyReply) => {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+      const event_loop_delay_ms = {
+        p50: ms(loopDelay.percentile(50)),
+        p99: ms(loopDelay.percentile(99)),
+        max: ms(loopDelay.max),
+      };
+      if (req.query.reset_delay !== undefined) loopDelay.reset();
+      if (req.query.gc !== undefined && gc) gc();
+      const m = process.memoryUsage();
+      const cpu = process.cpuUsage();
+      return reply.send({
+        uptime_s: (Date.now() - started) / 1000,
+        suite: data.suite,
+        tasks: data.tasks.length,
+        ...instances.stats(),
+        ...counters,
+        round: seal.interface.round,
+        cpu_s: (cpu.user + cpu.system) / 1e6,
+        memory_mb: {
+          rss: m.rss / 2 ** 20,
+          heap_used: m.heapUsed / 2 ** 20,
+          external: m.external / 2 ** 20,
+        },
+        event_loop_delay_ms,
+      });
+    },
+  );
 
   return { app, instances, seal };
 }

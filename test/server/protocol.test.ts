@@ -207,6 +207,24 @@ for (const workers of WORKER_COUNTS)
         const stats = await get<{ replaced: number }>(url, '/stats');
         expect(stats.body.replaced).toBeGreaterThanOrEqual(1);
       });
+
+      it('/stats says how long the event loop was held up, and reset_delay starts a new window', async () => {
+        type Delay = { event_loop_delay_ms: { p50: number; p99: number; max: number } };
+        // the server's process stopped for 80 ms: its loop is held up at least that long
+        const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+        await get(url, '/stats?reset_delay=1');
+        served.proc.kill('SIGSTOP');
+        await pause(80);
+        served.proc.kill('SIGCONT');
+        await pause(40);
+        const before = (await get<Delay>(url, '/stats?reset_delay=1')).body.event_loop_delay_ms;
+        expect(before.max).toBeGreaterThanOrEqual(50);
+        expect(before.p50).toBeLessThanOrEqual(before.p99);
+        expect(before.p99).toBeLessThanOrEqual(before.max);
+        await pause(60);
+        const after = (await get<Delay>(url, '/stats')).body.event_loop_delay_ms;
+        expect(after.max).toBeLessThan(before.max);
+      });
     });
 
     describe('seal serve: errors', () => {
