@@ -23,6 +23,7 @@ const { config, overrides } = resolveConfig(undefined, {
   evalStart: false,
   evalFinal: false,
   validateEvery: 0,
+  ...(args.includes('--sampler-workers') ? { samplerWorkers: Number(opt('--sampler-workers', '2')) } : {}),
 });
 const out = join(mkdtempSync(join(tmpdir(), 'seal-bench-train-')), 'run');
 const records: import('../src/train/record.js').RoundRecord[] = [];
