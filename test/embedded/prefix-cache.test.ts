@@ -197,4 +197,16 @@ describe('batched sampling', () => {
     expect(batched.policy.batching.batches).toBeLessThan(batched.policy.batching.requests);
     expect(cached.policy.prefixCache!.hits).toBeGreaterThan(cached.policy.prefixCache!.misses);
   }, 120_000);
+
+  it('a request the sampler refuses fails alone, not the requests batched with it', async () => {
+    const { model, tokenizer } = loadCheckpoint(BASE_CHECKPOINT_DIR);
+    const policy = new EmbeddedPolicy(model, tokenizer);
+    const messages = [{ role: 'user' as const, content: 'List the files.' }];
+    const got = await Promise.allSettled(
+      [1, 0, 1].map((topP, k) => policy.complete({ messages, topP, seed: k, maxTokens: 4 })),
+    );
+    expect(got.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((got[1] as PromiseRejectedResult).reason.message).toMatch(/topP must be in \(0, 1\]/);
+    expect(policy.batching).toEqual({ batches: 1, requests: 2 });
+  });
 });

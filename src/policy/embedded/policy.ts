@@ -9,6 +9,7 @@ import type { ChatMessage, Completion, CompletionRequest, Policy } from '../poli
 import type { Gpt } from './model.js';
 import { Rng } from './rng.js';
 import {
+  checkJob,
   PrefixCache,
   type PrefixCacheOptions,
   type SampleJob,
@@ -155,6 +156,7 @@ export class EmbeddedPolicy implements Policy {
           : {}),
       },
     };
+    checkJob(this.model, job); // a bad request fails here, alone, not the batch it would join
     const r = await new Promise<SampleResult>((finish, fail) => {
       this.pending.push({ job, finish, fail, signal });
       // requests made before the event loop comes round (every rollout that was waiting on the

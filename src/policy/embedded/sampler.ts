@@ -271,15 +271,26 @@ export interface SampleJob {
  * is exactly what `sample` gives it alone: every kernel computes a row the same way whatever rows
  * run with it, and each job draws from its own stream.
  */
+/**
+ * Throws what `sampleMany` would throw for this job. A caller that batches jobs checks each one
+ * first, so that a bad job fails alone instead of failing every job batched with it.
+ */
+export function checkJob(model: Gpt, { prompt, options: opts = {} }: SampleJob): void {
+  const ctx = model.config.contextLength;
+  const topP = opts.topP ?? 1;
+  if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
+  if (prompt.length === 0) throw new Error('empty prompt');
+  if (prompt.length >= ctx)
+    throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
+}
+
 export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   const ctx = model.config.contextLength;
   const V = model.config.vocabSize;
-  const seqs = jobs.map(({ prompt, options: opts = {} }) => {
+  const seqs = jobs.map((job) => {
+    checkJob(model, job);
+    const { prompt, options: opts = {} } = job;
     const topP = opts.topP ?? 1;
-    if (!(topP > 0 && topP <= 1)) throw new Error('topP must be in (0, 1]');
-    if (prompt.length === 0) throw new Error('empty prompt');
-    if (prompt.length >= ctx)
-      throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
     return {
       prompt,
       opts,
