@@ -11,10 +11,15 @@
  * memory after 1,000 and after 10,000 episodes. Bounded: stops at --episodes or --max-seconds.
  * With --runs N, each run gets a fresh server and the medians are printed.
  *
+ * The baseline, measured in the same run after each `seal serve` run (unless --no-baseline): the
+ * same load against a server on the same HTTP stack that only replays, byte for byte, the answers
+ * `seal serve` gave (bench/serve-replay-server.ts). Its figures are what HTTP, Fastify and JSON
+ * cost alone on this machine at this moment; the ratios say what the environment adds.
+ *
  *   npm run bench:serve -- [--suite bfcl|mini] [--concurrency 256] [--episodes 10000] [--runs 1]
  *                          [--max-seconds 240] [--profile DIR (the server's CPU profile)]
  *                          [--bin PATH (another build's bin/seal.js)] [--rate STEPS_PER_S]
- *                          [--workers N (the server's --workers; absent: its default)]
+ *                          [--workers N (the server's --workers; absent: its default)] [--no-baseline]
  *
  * By default every lane sends its next request as soon as it has the answer: 256 requests are
  * always in flight, so the latency is mostly the queue (256 / throughput). With --rate, /step
@@ -22,12 +27,15 @@
  * after their model has answered; the latency is then the server's own, at that load.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { encodeCalls } from '../test/server/client.js';
+import type { RecordedEpisode } from './serve-replay-server.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(n) ? args[args.indexOf(n) + 1]! : d);
@@ -42,6 +50,8 @@ const profileDir = args.includes('--profile') ? opt('--profile', '') : undefined
 const rate = Number(opt('--rate', '0'));
 /** the server's `--workers`, passed only when given (a build from before the flag has none) */
 const workers = args.includes('--workers') ? opt('--workers', '') : undefined;
+/** after each run, the same load against the replay baseline (bench/serve-replay-server.ts) */
+const baseline = !args.includes('--no-baseline');
 const checkpoint = 1000;
 const ROOT = join(import.meta.dirname, '..');
 /** the server to load: this build's, or another build's bin/seal.js (to compare builds with one generator) */
@@ -105,25 +115,32 @@ function quantile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-async function startServer(): Promise<{ host: string; port: number; stop: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--expose-gc',
-      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      bin,
-      'serve',
-      '--port',
-      '0',
-      '--suite',
-      suite,
-      ...(suite === 'bfcl' ? ['--data-dir', dataDir] : []),
-      '--round-every',
-      '256',
-      ...(workers ? ['--workers', workers] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+/** `seal serve`, or the replay baseline answering with the recorded answers in this file */
+type ServerKind = { readonly kind: 'seal' } | { readonly kind: 'replay'; readonly answers: string };
+
+async function startServer(
+  server: ServerKind,
+): Promise<{ host: string; port: number; stop: () => Promise<void> }> {
+  const args =
+    server.kind === 'replay'
+      ? ['--import', 'tsx', join(ROOT, 'bench', 'serve-replay-server.ts'), server.answers]
+      : [
+          ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+          bin,
+          'serve',
+          '--port',
+          '0',
+          '--suite',
+          suite,
+          ...(suite === 'bfcl' ? ['--data-dir', dataDir] : []),
+          '--round-every',
+          '256',
+          ...(workers ? ['--workers', workers] : []),
+        ];
+  const child = spawn(process.execPath, ['--expose-gc', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`seal serve exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -141,8 +158,12 @@ async function startServer(): Promise<{ host: string; port: number; stop: () => 
   };
 }
 
-async function oneRun(): Promise<RunResult> {
-  const server = await startServer();
+/** per task, the answers `seal serve` gave to its first whole episode (what the replay baseline sends) */
+const recorded = new Map<string, RecordedEpisode>();
+
+async function oneRun(kind: ServerKind): Promise<RunResult> {
+  const played = kind.kind === 'replay' ? scripts.filter((sc) => recorded.has(sc.id)) : scripts;
+  const server = await startServer(kind);
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const request = (method: string, path: string, body?: string) =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -218,24 +239,27 @@ async function oneRun(): Promise<RunResult> {
       const k = started++;
       const measured = k >= warmup;
       if (k === warmup) t0 = performance.now();
-      const script = scripts[k % scripts.length]!;
+      const script = played[k % played.length]!;
       const id = `bench-${l}-${k}`;
       const env = (extra: string) => `{"instance_id":"${id}",${extra}}`;
-      await post('/create', env(`"env_type":"bfcl","task_id":"${script.id}","params":{}`));
+      const create = await post('/create', env(`"env_type":"bfcl","task_id":"${script.id}","params":{}`));
       let last = '';
+      const steps: string[] = [];
       for (const msg of script.msgs) {
         await pace();
         const [text, ms] = await timedPost('/step', env(`"messages":${msg}`));
         last = text;
+        steps.push(text);
         if (measured) {
           latencies.push(ms);
           measuredSteps++;
         }
       }
-      const dense = JSON.parse(await post('/evaluate', env('"params":{"sparse":false}'))) as {
-        data: { accuracy: number };
-      };
-      await post('/release', env('"params":{}'));
+      const evaluated = await post('/evaluate', env('"params":{"sparse":false}'));
+      const dense = JSON.parse(evaluated) as { data: { accuracy: number } };
+      const release = await post('/release', env('"params":{}'));
+      if (kind.kind === 'seal' && !recorded.has(script.id))
+        recorded.set(script.id, { create, steps, evaluate: evaluated, release });
       if (measured) measuredRequests += script.msgs.length + 3;
       if (dense.data.accuracy !== 1 || !last.includes('"is_terminated":true')) failed++;
       finished++;
@@ -312,11 +336,12 @@ console.log(
     `${workers ? `, server --workers ${workers}` : ''}`,
 );
 const results: RunResult[] = [];
-for (let r = 0; r < runs; r++) {
-  const res = await oneRun();
-  results.push(res);
+const baselines: RunResult[] = [];
+const answersDir = mkdtempSync(join(tmpdir(), 'seal-bench-serve-'));
+const answersFile = join(answersDir, 'answers.json');
+const describe = (name: string, res: RunResult) =>
   console.log(
-    `run ${r + 1}: ${res.episodes} episodes (${res.failed} not 1.0), ${res.stepsPerSec.toFixed(0)} steps/s, ` +
+    `${name}: ${res.episodes} episodes (${res.failed} not 1.0), ${res.stepsPerSec.toFixed(0)} steps/s, ` +
       `${res.requestsPerSec.toFixed(0)} requests/s, /step p50 ${res.p50.toFixed(2)} ms, p99 ${res.p99.toFixed(2)} ms, ` +
       `server CPU ${res.cpuMsPerStep?.toFixed(3) ?? 'n/a'} ms per step (all requests of an episode included); ` +
       `load generator CPU ${res.generatorMsPerStep?.toFixed(3) ?? 'n/a'} ms per step; ` +
@@ -324,7 +349,23 @@ for (let r = 0; r < runs; r++) {
       `server event loop held up p50 ${res.loopDelay?.p50 ?? 'n/a'} ms, p99 ${res.loopDelay?.p99 ?? 'n/a'} ms, max ${res.loopDelay?.max ?? 'n/a'} ms; ` +
       `server after 1k episodes: ${mb(res.mem1k)}; after ${res.episodes}: ${mb(res.mem10k)}`,
   );
+const ratio = (a?: number, b?: number) => (a !== undefined && b ? (a / b).toFixed(2) : 'n/a');
+for (let r = 0; r < runs; r++) {
+  const res = await oneRun({ kind: 'seal' });
+  results.push(res);
+  describe(`run ${r + 1}`, res);
+  if (!baseline) continue;
+  writeFileSync(answersFile, JSON.stringify(Object.fromEntries(recorded)));
+  const base = await oneRun({ kind: 'replay', answers: answersFile });
+  baselines.push(base);
+  describe(`  baseline ${r + 1} (the same HTTP stack replaying seal serve's answers)`, base);
+  console.log(
+    `  seal serve / baseline: steps/s ${ratio(res.stepsPerSec, base.stepsPerSec)}, ` +
+      `server CPU per step ${ratio(res.cpuMsPerStep, base.cpuMsPerStep)}, ` +
+      `load generator CPU per step ${ratio(res.generatorMsPerStep, base.generatorMsPerStep)}`,
+  );
 }
+rmSync(answersDir, { recursive: true, force: true });
 if (runs > 1)
   console.log(
     `median of ${runs}: ${median(results.map((r) => r.stepsPerSec)).toFixed(0)} steps/s, ` +
@@ -338,4 +379,13 @@ if (runs > 1)
       `${median(results.map((r) => r.mem1k?.heap_used ?? Number.NaN)).toFixed(1)} vs ` +
       `${median(results.map((r) => r.mem10k?.heap_used ?? Number.NaN)).toFixed(1)} MB`,
   );
-if (results.some((r) => r.failed > 0)) process.exitCode = 1;
+if (runs > 1 && baselines.length > 0)
+  console.log(
+    `baseline, median of ${runs}: ${median(baselines.map((r) => r.stepsPerSec)).toFixed(0)} steps/s, ` +
+      `/step p50 ${median(baselines.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(baselines.map((r) => r.p99)).toFixed(2)} ms, ` +
+      `server CPU ${median(baselines.map((r) => r.cpuMsPerStep ?? Number.NaN)).toFixed(3)} ms per step; ` +
+      `seal serve / baseline, median of the runs' ratios: steps/s ` +
+      `${median(results.map((r, i) => r.stepsPerSec / baselines[i]!.stepsPerSec)).toFixed(2)}, server CPU per step ` +
+      `${median(results.map((r, i) => (r.cpuMsPerStep ?? Number.NaN) / (baselines[i]!.cpuMsPerStep ?? Number.NaN))).toFixed(2)}`,
+  );
+if ([...results, ...baselines].some((r) => r.failed > 0)) process.exitCode = 1;
