@@ -28,8 +28,9 @@ describe('seal pretrain settings', () => {
     );
     const { model, init: _, ...settings } = shipped.settings;
     const init = /--init (\S+)/.exec(shipped.command)?.[1];
+    const out = /--out (\S+)/.exec(shipped.command)?.[1];
     const config = resolved({ ...settings, ...modelKeysOf(model), steps: shipped.steps, init });
-    expect(pretrainCommand(config, 'checkpoints/embedded-base')).toBe(shipped.command);
+    expect(pretrainCommand(config, out!)).toBe(shipped.command);
   });
 
   it('write what applies: the shape only without --init, the warm-up only with the cosine schedule', () => {
