@@ -10,8 +10,8 @@
  * `listening on http://HOST:PORT` once it listens, as `seal serve` does.
  */
 import { readFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
+import { LoopDelay } from '../src/server/loop-delay.js';
 
 export interface RecordedEpisode {
   readonly create: string;
@@ -25,8 +25,7 @@ const answers = new Map(
 );
 const instances = new Map<string, { episode: RecordedEpisode; step: number }>();
 let steps = 0;
-const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-loopDelay.enable();
+const loopDelay = new LoopDelay();
 
 interface Body {
   readonly instance_id: string;
@@ -57,13 +56,7 @@ app.post<{ Body: Body }>('/release', (req, reply) => {
   return reply.type('application/json').send(inst?.episode.release ?? '{"success":false}');
 });
 app.get<{ Querystring: { gc?: string; reset_delay?: string } }>('/stats', (req) => {
-  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-  const event_loop_delay_ms = {
-    p50: ms(loopDelay.percentile(50)),
-    p99: ms(loopDelay.percentile(99)),
-    max: ms(loopDelay.max),
-  };
-  if (req.query.reset_delay !== undefined) loopDelay.reset();
+  const event_loop_delay_ms = loopDelay.read(req.query.reset_delay !== undefined);
   const gc = (globalThis as { gc?: () => void }).gc;
   if (req.query.gc !== undefined && gc) gc();
   const cpu = process.cpuUsage();

@@ -34,6 +34,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
+import type { LoopDelayMs } from '../src/server/loop-delay.js';
 import { encodeCalls } from '../test/server/client.js';
 import type { RecordedEpisode } from './serve-replay-server.js';
 
@@ -81,7 +82,7 @@ interface Stats {
   readonly cpu_s: number;
   readonly steps: number;
   /** since the last reset; absent from builds before it was added */
-  readonly event_loop_delay_ms?: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly event_loop_delay_ms?: LoopDelayMs;
 }
 
 interface RunResult {

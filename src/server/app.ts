@@ -11,11 +11,11 @@
  * The instances live in this thread, or with `workers` > 1 in worker threads (worker-pool.ts);
  * the HTTP server, the validation and the SEAL state stay here either way.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type BfclData, CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { badRequest, HttpError } from './errors.js';
 import { type Instances, type JsonAnswer, LocalInstances } from './instances.js';
+import { LoopDelay } from './loop-delay.js';
 import {
   AssistantMessage,
   CreateParams,
@@ -68,10 +68,7 @@ export function buildServer(options: ServeOptions): ServeApp {
     workers > 1 ? new WorkerInstances({ workers, data, seal, ttlMs }) : new LocalInstances(data, seal, ttlMs);
   const counters = { steps: 0, evaluations: 0, errors: 0 };
   const started = Date.now();
-  // How long the event loop was held up: every request waits behind whatever holds it, so this
-  // is the server's own share of a client's tail latency. Reset by `/stats?reset_delay=1`.
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
+  const loopDelay = new LoopDelay(); // `/stats?reset_delay=1` starts a new window
   const app = Fastify({
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: false,
@@ -80,7 +77,7 @@ export function buildServer(options: ServeOptions): ServeApp {
   });
   app.addHook('onReady', () => instances.start());
   app.addHook('onClose', () => {
-    loopDelay.disable();
+    loopDelay.stop();
     return instances.close();
   });
 
@@ -199,13 +196,7 @@ export function buildServer(options: ServeOptions): ServeApp {
     '/stats',
     (req: FastifyRequest<{ Querystring: { gc?: string; reset_delay?: string } }>, reply: FastifyReply) => {
       const gc = (globalThis as { gc?: () => void }).gc;
-      const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-      const event_loop_delay_ms = {
-        p50: ms(loopDelay.percentile(50)),
-        p99: ms(loopDelay.percentile(99)),
-        max: ms(loopDelay.max),
-      };
-      if (req.query.reset_delay !== undefined) loopDelay.reset();
+      const event_loop_delay_ms = loopDelay.read(req.query.reset_delay !== undefined);
       if (req.query.gc !== undefined && gc) gc();
       const m = process.memoryUsage();
       const cpu = process.cpuUsage();

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { visibleFunctions } from '../../src/envs/bfcl/episode.js';
 import { HINT_PREFIX, PROMPT_HEADER, REQUIRED_MARK } from '../../src/seal/interface.js';
+import type { LoopDelayMs } from '../../src/server/loop-delay.js';
 import { buildDist } from '../support/cli.js';
 import { DATA_DIR, sharedData } from '../support/golden.js';
 import {
@@ -209,7 +210,7 @@ for (const workers of WORKER_COUNTS)
       });
 
       it('/stats says how long the event loop was held up, and reset_delay starts a new window', async () => {
-        type Delay = { event_loop_delay_ms: { p50: number; p99: number; max: number } };
+        type Delay = { event_loop_delay_ms: LoopDelayMs };
         // the server's process stopped for 300 ms: its loop is held up about that long
         const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
         await get(url, '/stats?reset_delay=1');
