@@ -1,6 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addLogprobGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
-import { gemmF32 } from '../../src/policy/embedded/kernels/gemm.js';
+import {
+  gemmF32,
+  heap,
+  regions,
+  residentAlloc,
+  residentFloats,
+  residentFree,
+} from '../../src/policy/embedded/kernels/gemm.js';
 import {
   colSumAccF32,
   geluBackwardF32,
@@ -268,5 +276,37 @@ describe('SIMD LayerNorm and bias sums', () => {
       colSumAccF32(g, dh, rows);
       expect(Array.from(g)).toEqual(Array.from(want));
     }
+  });
+});
+
+describe('resident blocks in linear memory', () => {
+  it('never overlap, survive scratch use and growth, and give all memory back once freed', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 300_000 }), fc.nat()), { minLength: 1, maxLength: 30 }),
+        (specs) => {
+          const start = residentFloats();
+          const live: { at: number; n: number; mark: number }[] = [];
+          for (const [i, [n, r]] of specs.entries()) {
+            const at = residentAlloc(n);
+            heap().fill(i + 1, at, at + n);
+            live.push({ at, n, mark: i + 1 });
+            // scratch above the blocks, large enough to grow memory now and then
+            const [p] = regions(n * 3);
+            heap().fill(-1, p, p + n * 3);
+            if (r % 3 === 0) {
+              const [gone] = live.splice(r % live.length, 1);
+              residentFree(gone!.at, gone!.n);
+            }
+          }
+          for (const b of live) {
+            expect(heap().subarray(b.at, b.at + b.n).every((x) => x === b.mark)).toBe(true);
+          }
+          for (const b of live.reverse()) residentFree(b.at, b.n);
+          expect(residentFloats()).toEqual(start);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });

@@ -3,6 +3,7 @@ import { formatAdapter } from '../../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
+import { residentFloats } from '../../src/policy/embedded/kernels/gemm.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
@@ -120,9 +121,10 @@ describe('prefix cache', () => {
 
   it('keeps to its budget, least recently used first, and drops entries that others extend', () => {
     const model = sharpModel(base, 5);
-    const cache = new PrefixCache(model, { maxTokens: 100, maxEntries: 3 });
+    // the budget counts room: four blocks of 40 positions are over 120
+    const cache = new PrefixCache(model, { maxTokens: 120, maxEntries: 3 });
     const kvOf = (ids: number[]) => {
-      const kv = model.newKvCache();
+      const kv = model.newKvCache(40);
       model.step(kv, ids);
       return kv;
     };
@@ -137,14 +139,50 @@ describe('prefix cache', () => {
     cache.put(b, kvOf(b));
     cache.put(c, kvOf(c));
     expect(cache.size).toBe(3);
-    expect(cache.take([...a, 1]).reused).toBe(30); // a is now the most recent
-    const d = randomTokens(4, 30, 67);
-    cache.put(d, kvOf(d)); // 120 tokens: b, the least recent, leaves
+    // branching off inside a copies its first 25 positions and leaves it, now the most recent
+    const branch = cache.take([...a.slice(0, 25), 66, 1], 40);
+    expect(branch.reused).toBe(25);
     expect(cache.size).toBe(3);
-    expect(cache.take([...b, 1]).reused).toBe(0);
-    expect(cache.take([...c, 1]).reused).toBe(30);
+    model.freeKv(branch.kv);
+    const d = randomTokens(4, 30, 67);
+    cache.put(d, kvOf(d)); // 160 positions of room: b, the least recent, leaves
+    expect(cache.size).toBe(3);
+    expect(cache.take([...b, 1], 40).reused).toBe(0);
     // at most all but the last token of a prompt comes from the cache
-    expect(cache.take(a).reused).toBe(29);
+    expect(cache.take(a, 40).reused).toBe(29);
+    expect(cache.size).toBe(3);
+    // a prompt that continues all of c takes its entry over (no copy) when it has room enough
+    expect(cache.take([...c, 1], 41).reused).toBe(30); // too little room: copied
+    expect(cache.size).toBe(3);
+    const whole = cache.take([...c, 1], 40);
+    expect(whole.reused).toBe(30);
+    expect(cache.size).toBe(2);
+    const fresh = model.newKvCache();
+    expect(model.step(whole.kv, [1])).toEqual(model.step(fresh, [...c, 1]));
+  });
+
+  it('gives back every KV block it does not keep', () => {
+    const model = sharpModel(base, 6);
+    const held = () => {
+      const r = residentFloats();
+      return r.top - r.free;
+    };
+    const before = held();
+    const cache = new PrefixCache(model);
+    const shared = randomTokens(30, 40, base.vocabSize);
+    const jobs = [1, 2, 3].map((seed) => ({
+      prompt: [...shared, seed],
+      options: { seed, maxTokens: 8, prefixCache: cache },
+    }));
+    sampleMany(model, jobs);
+    sampleMany(
+      model,
+      jobs.map((j) => ({ prompt: j.prompt, options: { ...j.options, prefixCache: undefined } })),
+    );
+    const room = 2 * base.nLayer * base.contextLength * base.dModel;
+    expect(held() - before).toBe(cache.size * room);
+    cache.clear();
+    expect(held()).toBe(before);
   });
 });
 

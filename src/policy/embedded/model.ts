@@ -18,7 +18,7 @@ import {
   type Tensors,
   tensorViews,
 } from './config.js';
-import { type Arr, allocate, type DType, type Ops, opsFor } from './ops.js';
+import { type Arr, allocate, type DType, type KvBlock, type Ops, opsFor } from './ops.js';
 import { decodeWeights, encodeWeights } from './weights-file.js';
 
 export type { GptConfig, ParamLayout, ParamSpec } from './config.js';
@@ -57,10 +57,12 @@ export interface ForwardResult {
   readonly cache: ForwardCache;
 }
 
-/** keys and values of every layer for positions [0, length), for incremental decoding */
+/**
+ * keys and values of every layer for positions [0, length) of one sequence, for incremental
+ * decoding; room for `block.rows` positions. Its memory goes back with `Gpt.freeKv`.
+ */
 export interface KvCache {
-  readonly k: readonly Arr[]; // per layer [context, D]
-  readonly v: readonly Arr[];
+  readonly block: KvBlock;
   length: number;
   /** the token at position length - 1 (-1 while empty), for the previous-token map */
   last: number;
@@ -313,10 +315,26 @@ export class Gpt {
     }
   }
 
-  newKvCache(): KvCache {
-    const { nLayer, contextLength, dModel } = this.config;
-    const layers = () => Array.from({ length: nLayer }, () => this.ops.alloc(contextLength * dModel));
-    return { k: layers(), v: layers(), length: 0, last: -1 };
+  /** an empty cache with room for `rows` positions (default: the context) */
+  newKvCache(rows = this.config.contextLength): KvCache {
+    const { nLayer, dModel } = this.config;
+    return { block: this.ops.kvAlloc(nLayer, rows, dModel), length: 0, last: -1 };
+  }
+
+  /** a cache holding the first n positions of `from` (n <= from.length), with room for `rows` */
+  copyKvCache(from: KvCache, n: number, rows = this.config.contextLength): KvCache {
+    if (n > from.length || n > rows)
+      throw new Error(`cannot copy ${n} of ${from.length} positions into ${rows}`);
+    const kv = this.newKvCache(rows);
+    this.ops.kvCopy(kv.block, from.block, n);
+    kv.length = n;
+    kv.last = n === from.length ? from.last : -1;
+    return kv;
+  }
+
+  /** gives a cache's memory back (it must not be used again) */
+  freeKv(kv: KvCache): void {
+    this.ops.kvFree(kv.block);
   }
 
   /**
@@ -330,16 +348,15 @@ export class Gpt {
     positions: ArrayLike<number>,
     attend: (l: number, y: Arr, qkv: Arr) => void,
   ): Arr {
-    const D = this.config.dModel;
     const rows = kvs.length;
+    for (let r = 0; r < rows; r++) {
+      const room = kvs[r]!.block.rows;
+      if (positions[r]! >= room) throw new Error(`position ${positions[r]} is past the KV cache's ${room}`);
+    }
     let acts = this.newActs(rows, x);
     for (let l = 0; l < this.config.nLayer; l++) {
       this.block(l, acts, rows, (y, qkv) => {
-        for (let r = 0; r < rows; r++) {
-          const at = positions[r]! * D;
-          kvs[r]!.k[l]!.set(qkv.subarray(r * 3 * D + D, r * 3 * D + 2 * D), at);
-          kvs[r]!.v[l]!.set(qkv.subarray(r * 3 * D + 2 * D, r * 3 * D + 3 * D), at);
-        }
+        for (let r = 0; r < rows; r++) this.ops.kvWrite(kvs[r]!.block, l, positions[r]!, qkv, r);
         attend(l, y, qkv);
       });
       acts = { ...acts, x: acts.out, out: acts.x };
@@ -361,7 +378,7 @@ export class Gpt {
     const x0 = this.embed(tokens, positions, previousIds(tokens, kv.last));
     const shape = { n, cached, d: D, heads: nHead };
     const x = this.decode(x0, new Array<KvCache>(n).fill(kv), positions, (l, y, qkv) =>
-      this.ops.attendCached(y, qkv, kv.k[l]!, kv.v[l]!, shape),
+      this.ops.attendCached(y, qkv, kv.block, l, shape),
     );
     kv.length = cached + n;
     kv.last = tokens[n - 1]!;
@@ -385,7 +402,7 @@ export class Gpt {
     const x = this.decode(x0, kvs, positions, (l, y, qkv) => {
       for (const [b, kv] of kvs.entries()) {
         const shape = { n: 1, cached: positions[b]!, d, heads };
-        this.ops.attendCached(y.subarray(b * d), qkv.subarray(b * 3 * d), kv.k[l]!, kv.v[l]!, shape);
+        this.ops.attendCached(y.subarray(b * d), qkv.subarray(b * 3 * d), kv.block, l, shape);
       }
     });
     for (const [b, kv] of kvs.entries()) {

@@ -36,6 +36,15 @@ export interface CachedAttentionShape {
   readonly heads: number;
 }
 
+/**
+ * Room for the keys and values of `rows` positions in every layer of one sequence, kept where the
+ * backend's attention reads them: plain arrays for the reference kernels, linear memory for the
+ * WebAssembly ones (so decoding a token copies no earlier key or value). Only its ops read it.
+ */
+export interface KvBlock {
+  readonly rows: number;
+}
+
 export interface Ops<A extends Arr = Arr> {
   readonly dtype: DType;
   /** a zeroed array of n elements */
@@ -68,9 +77,17 @@ export interface Ops<A extends Arr = Arr> {
   attentionBackward(dqkv: A, dy: A, att: A, qkv: A, s: AttentionShape): void;
   /**
    * y [n, d] for n new positions (queries in qkv [n, 3d]) over the keys and values of positions
-   * [0, cached + n) in k, v [context, d], the new ones already written there
+   * [0, cached + n) of `layer` in `kv`, the new ones already written there
    */
-  attendCached(y: A, qkv: A, k: A, v: A, s: CachedAttentionShape): void;
+  attendCached(y: A, qkv: A, kv: KvBlock, layer: number, s: CachedAttentionShape): void;
+  /** a block for `rows` positions of `layers` layers of width d (contents undefined) */
+  kvAlloc(layers: number, rows: number, d: number): KvBlock;
+  /** position `pos` of `layer`: the key and value parts of row `row` of qkv [, 3d] */
+  kvWrite(kv: KvBlock, layer: number, pos: number, qkv: A, row: number): void;
+  /** positions [0, n) of every layer, from `src` to `dst` */
+  kvCopy(dst: KvBlock, src: KvBlock, n: number): void;
+  /** gives the block's memory back; it must not be used again (a block never freed is freed once unreachable) */
+  kvFree(kv: KvBlock): void;
 }
 
 export function opsFor(dtype: DType): Ops {

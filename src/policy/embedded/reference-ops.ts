@@ -4,7 +4,7 @@
  * kernels are tested against. simd-ops.ts also borrows the cheap row-wise ones (LayerNorm, bias
  * gradients) that have no SIMD kernel yet.
  */
-import type { Arr, AttentionShape, CachedAttentionShape, MatShape, Ops } from './ops.js';
+import type { Arr, AttentionShape, CachedAttentionShape, KvBlock, MatShape, Ops } from './ops.js';
 
 /**
  * out (+)= a @ b^T (+ bias): a [m, k] and b [n, k] both contiguous along k. 4x4 register tiles:
@@ -391,7 +391,45 @@ function dot(a: Arr, aOff: number, b: Arr, bOff: number, n: number): number {
   return s0 + s1 + s2 + s3;
 }
 
-function attendCached(y: Arr, qkv: Arr, K: Arr, Vc: Arr, s: CachedAttentionShape): void {
+/** keys and values in plain arrays, per layer [rows, d] */
+class ArrayKv implements KvBlock {
+  constructor(
+    readonly rows: number,
+    readonly k: readonly Float64Array[],
+    readonly v: readonly Float64Array[],
+  ) {}
+}
+
+function arrayKv(kv: KvBlock): ArrayKv {
+  if (!(kv instanceof ArrayKv)) throw new Error('a KV block of another backend');
+  return kv;
+}
+
+function kvAlloc(layers: number, rows: number, d: number): KvBlock {
+  const per = () => Array.from({ length: layers }, () => new Float64Array(rows * d));
+  return new ArrayKv(rows, per(), per());
+}
+
+function kvWrite(kv: KvBlock, layer: number, pos: number, qkv: Arr, row: number): void {
+  const b = arrayKv(kv);
+  const D = b.k[layer]!.length / b.rows;
+  const o = row * 3 * D;
+  b.k[layer]!.set(qkv.subarray(o + D, o + 2 * D), pos * D);
+  b.v[layer]!.set(qkv.subarray(o + 2 * D, o + 3 * D), pos * D);
+}
+
+function kvCopy(dst: KvBlock, src: KvBlock, n: number): void {
+  const [d, s] = [arrayKv(dst), arrayKv(src)];
+  for (let l = 0; l < s.k.length; l++) {
+    const w = (n * s.k[l]!.length) / s.rows;
+    d.k[l]!.set(s.k[l]!.subarray(0, w));
+    d.v[l]!.set(s.v[l]!.subarray(0, w));
+  }
+}
+
+function attendCached(y: Arr, qkv: Arr, kv: KvBlock, layer: number, s: CachedAttentionShape): void {
+  const K = arrayKv(kv).k[layer]!;
+  const Vc = arrayKv(kv).v[layer]!;
   const { n, cached: p0, d: D, heads: H } = s;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
@@ -508,4 +546,8 @@ export const referenceOps: Ops = {
   attention,
   attentionBackward,
   attendCached,
+  kvAlloc,
+  kvWrite,
+  kvCopy,
+  kvFree: () => {},
 };

@@ -7,7 +7,10 @@ import type { Arr, Gpt, KvCache } from './model.js';
 import { Rng } from './rng.js';
 
 export interface PrefixCacheOptions {
-  /** most token positions kept over all entries (each costs 2 x layers x width floats); default 65,536 */
+  /**
+   * most token positions of room kept over all entries (each costs 2 x layers x width floats, and
+   * an entry holds a context's worth); default 65,536
+   */
   readonly maxTokens?: number;
   /** most entries; default 128 */
   readonly maxEntries?: number;
@@ -15,9 +18,16 @@ export interface PrefixCacheOptions {
 
 interface PrefixEntry {
   readonly ids: Int32Array;
-  readonly k: readonly Arr[];
-  readonly v: readonly Arr[];
+  /** holds ids.length positions */
+  readonly kv: KvCache;
   used: number;
+}
+
+/** whether `prefix` is a prefix of `a` */
+function startsWith(a: Int32Array, prefix: Int32Array): boolean {
+  if (prefix.length > a.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (a[i] !== prefix[i]) return false;
+  return true;
 }
 
 /**
@@ -27,13 +37,17 @@ interface PrefixEntry {
  * alone, in the same order whatever the number of rows run with it, so a prompt continued from a
  * cached prefix gets bit-identical logits to the same prompt run whole (pinned by the tests).
  *
- * Least recently used entries leave first. The budget has to hold the working set: rollouts run
- * round robin (one step each in turn) with less room than their entries take would each find its
- * entry gone.
+ * Entries are KV caches handed over, not copied: `put` takes the caller's cache, and `take` hands
+ * an entry back whole when the new prompt continues all of it (the next step of a rollout), so
+ * only a prompt that branches off inside an entry (another rollout of the same task) copies the
+ * shared positions. Least recently used entries leave first. The budget has to hold the working
+ * set: rollouts run round robin (one step each in turn) with less room than their entries take
+ * would each find its entry gone.
  */
 export class PrefixCache {
   private readonly entries: PrefixEntry[] = [];
-  private tokens = 0;
+  /** positions of room held by the entries */
+  private room = 0;
   /** checksum of the weights the entries were computed with */
   private stamp: number | undefined;
   private clock = 0;
@@ -72,61 +86,61 @@ export class PrefixCache {
   }
 
   /**
-   * A fresh KV cache holding the longest cached prefix of `ids`, at most `ids.length - 1` tokens
-   * (the last token has to run for its logits); `reused` is that length.
+   * A KV cache, with room for `room` positions (default: the context), holding the longest cached
+   * prefix of `ids`, at most `ids.length - 1` tokens (the last token has to run for its logits);
+   * `reused` is that length. The caller owns it: it goes back with `put` or `Gpt.freeKv`.
    */
-  take(ids: readonly number[]): { kv: KvCache; reused: number } {
-    let best: PrefixEntry | undefined;
+  take(ids: readonly number[], room = this.model.config.contextLength): { kv: KvCache; reused: number } {
+    let best = -1;
     let bestLen = 0;
     const limit = ids.length - 1;
-    for (const e of this.entries) {
+    for (const [j, e] of this.entries.entries()) {
       const n = Math.min(e.ids.length, limit);
       let i = 0;
       while (i < n && e.ids[i] === ids[i]) i++;
       if (i > bestLen) {
         bestLen = i;
-        best = e;
+        best = j;
       }
     }
-    const kv = this.model.newKvCache();
-    if (best) {
-      best.used = ++this.clock;
-      const w = bestLen * this.model.config.dModel;
-      for (let l = 0; l < kv.k.length; l++) {
-        kv.k[l]!.set(best.k[l]!.subarray(0, w));
-        kv.v[l]!.set(best.v[l]!.subarray(0, w));
-      }
-      kv.length = bestLen;
-      kv.last = ids[bestLen - 1]!;
+    if (best < 0) return { kv: this.model.newKvCache(room), reused: 0 };
+    const e = this.entries[best]!;
+    if (bestLen === e.ids.length && e.kv.block.rows >= room) {
+      // the prompt continues the whole entry: nothing else can use it that the caller's next put
+      // will not hold too
+      this.entries.splice(best, 1);
+      this.room -= e.kv.block.rows;
+      return { kv: e.kv, reused: bestLen };
     }
+    e.used = ++this.clock;
+    const kv = this.model.copyKvCache(e.kv, bestLen, room);
+    kv.last = ids[bestLen - 1]!;
     return { kv, reused: bestLen };
   }
 
-  /** remembers `kv`, whose positions hold `ids[0, kv.length)` (copied: the caller keeps `kv`) */
+  /** keeps `kv`, whose positions hold `ids[0, kv.length)`; the cache owns it from now on */
   put(ids: readonly number[], kv: KvCache): void {
     const n = kv.length;
-    if (n === 0 || n > this.maxTokens) return;
-    const key = Int32Array.from(ids.slice(0, n));
-    const isPrefix = (a: Int32Array, b: Int32Array) => a.length <= b.length && a.every((x, i) => x === b[i]);
+    const rows = kv.block.rows;
+    if (n === 0 || rows > this.maxTokens) {
+      this.model.freeKv(kv);
+      return;
+    }
+    const key = Int32Array.from({ length: n }, (_, i) => ids[i]!);
     for (const e of this.entries) {
-      if (isPrefix(key, e.ids)) {
+      if (startsWith(e.ids, key)) {
         e.used = ++this.clock; // nothing new
+        this.model.freeKv(kv);
         return;
       }
     }
     // an entry this one extends is of no further use
     for (let i = this.entries.length - 1; i >= 0; i--) {
-      if (isPrefix(this.entries[i]!.ids, key)) this.drop(i);
+      if (startsWith(key, this.entries[i]!.ids)) this.drop(i);
     }
-    const w = n * this.model.config.dModel;
-    this.entries.push({
-      ids: key,
-      k: kv.k.map((a) => a.slice(0, w)),
-      v: kv.v.map((a) => a.slice(0, w)),
-      used: ++this.clock,
-    });
-    this.tokens += n;
-    while (this.tokens > this.maxTokens || this.entries.length > this.maxEntries) {
+    this.entries.push({ ids: key, kv, used: ++this.clock });
+    this.room += rows;
+    while (this.room > this.maxTokens || this.entries.length > this.maxEntries) {
       let oldest = 0;
       for (let i = 1; i < this.entries.length; i++) {
         if (this.entries[i]!.used < this.entries[oldest]!.used) oldest = i;
@@ -136,13 +150,15 @@ export class PrefixCache {
   }
 
   clear(): void {
+    for (const e of this.entries) this.model.freeKv(e.kv);
     this.entries.length = 0;
-    this.tokens = 0;
+    this.room = 0;
   }
 
   private drop(i: number): void {
-    this.tokens -= this.entries[i]!.ids.length;
-    this.entries.splice(i, 1);
+    const [e] = this.entries.splice(i, 1);
+    this.room -= e!.kv.block.rows;
+    this.model.freeKv(e!.kv);
   }
 }
 
@@ -284,6 +300,13 @@ export function checkJob(model: Gpt, { prompt, options: opts = {} }: SampleJob):
     throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
 }
 
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
 export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   const ctx = model.config.contextLength;
   const V = model.config.vocabSize;
@@ -308,7 +331,7 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
   });
   const scratch = new Scratch(V);
   for (const cache of new Set(seqs.map((s) => s.opts.prefixCache))) cache?.validate();
-  for (const s of seqs) {
+  for (const [j, s] of seqs.entries()) {
     const cache = s.opts.prefixCache;
     const { kv, reused } = cache ? cache.take(s.prompt) : { kv: model.newKvCache(), reused: 0 };
     s.kv = kv;
@@ -316,8 +339,9 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
     if (cache) {
       cache.hits += reused;
       cache.misses += s.prompt.length - reused;
-      // the next jobs of a group share this prompt
-      if (jobs.length > 1) cache.put(s.prompt, kv);
+      // a later job that shares positions this one just ran (another rollout of a group) finds them
+      const shared = seqs.slice(j + 1).some((t) => commonPrefix(t.prompt, s.prompt) > reused);
+      if (shared) cache.put(s.prompt, model.copyKvCache(kv, kv.length));
     }
   }
   let active = seqs.filter((s) => s.budget > 0);
@@ -346,7 +370,8 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
     }
   }
   return seqs.map((s) => {
-    s.opts.prefixCache?.put([...s.prompt, ...s.tokenIds], s.kv!);
+    if (s.opts.prefixCache) s.opts.prefixCache.put([...s.prompt, ...s.tokenIds], s.kv!);
+    else model.freeKv(s.kv!);
     return {
       tokenIds: s.tokenIds,
       logprobs: s.logprobs,

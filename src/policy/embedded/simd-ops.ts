@@ -3,7 +3,15 @@
  * (SEAL_WASM_FMA=0, see kernels/fma.ts) LayerNorm keeps the double-precision reference loops, so
  * that every float32 result is what the kernels computed before FMA, bit for bit.
  */
-import { attendCachedF32, attentionBackwardF32, attentionForwardF32 } from './kernels/attention.js';
+import {
+  attendCachedF32,
+  attentionBackwardF32,
+  attentionForwardF32,
+  kvAllocF32,
+  kvCopyF32,
+  kvFreeF32,
+  kvWriteF32,
+} from './kernels/attention.js';
 import { FUSED } from './kernels/fma.js';
 import { gemmF32 } from './kernels/gemm.js';
 import {
@@ -30,4 +38,8 @@ export const simdOps: Ops<Float32Array> = {
   attention: attentionForwardF32,
   attentionBackward: attentionBackwardF32,
   attendCached: attendCachedF32,
+  kvAlloc: kvAllocF32,
+  kvWrite: kvWriteF32,
+  kvCopy: kvCopyF32,
+  kvFree: kvFreeF32,
 };

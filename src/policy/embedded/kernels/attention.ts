@@ -11,8 +11,19 @@
  * the next row. Layouts outside match the reference kernels (reference-ops.ts): qkv [T, 3D] (q | k | v, heads
  * side by side), y/dy [T, D], att [H, T, T] with zeros above the diagonal.
  */
-import type { AttentionShape, CachedAttentionShape } from '../ops.js';
-import { Causal, heap, regions, scopy, sdotnt, sgemm, stranspose, vmath } from './gemm.js';
+import type { AttentionShape, CachedAttentionShape, KvBlock } from '../ops.js';
+import {
+  Causal,
+  heap,
+  regions,
+  residentAlloc,
+  residentFree,
+  scopy,
+  sdotnt,
+  sgemm,
+  stranspose,
+  vmath,
+} from './gemm.js';
 
 /**
  * The row stride of a transposed head [hd, T]: T would make it a multiple of 1 KiB for the usual
@@ -121,28 +132,98 @@ export function attentionBackwardF32(
 }
 
 /**
+ * A sequence's keys and values in linear memory (a resident block): per layer, keys [rows, d] then
+ * values [rows, d], so that attention reads them where they are.
+ */
+export class ResidentKv implements KvBlock {
+  /** float offset of the block; -1 once freed */
+  at: number;
+  constructor(
+    readonly layers: number,
+    readonly rows: number,
+    readonly d: number,
+  ) {
+    this.at = residentAlloc(this.floats);
+    unreachable.register(this, { at: this.at, floats: this.floats }, this);
+  }
+  get floats(): number {
+    return 2 * this.layers * this.rows * this.d;
+  }
+  /** float offset of `layer`'s keys; its values follow, rows * d later */
+  keys(layer: number): number {
+    if (this.at < 0) throw new Error('KV block used after it was freed');
+    return this.at + 2 * layer * this.rows * this.d;
+  }
+}
+
+// a block nobody freed goes back when its object is collected (a test, an aborted sampling)
+const unreachable = new FinalizationRegistry<{ at: number; floats: number }>(({ at, floats }) =>
+  residentFree(at, floats),
+);
+
+function resident(kv: KvBlock): ResidentKv {
+  if (!(kv instanceof ResidentKv)) throw new Error('a KV block of another backend');
+  return kv;
+}
+
+export function kvAllocF32(layers: number, rows: number, d: number): KvBlock {
+  return new ResidentKv(layers, rows, d);
+}
+
+export function kvWriteF32(kv: KvBlock, layer: number, pos: number, qkv: Float32Array, row: number): void {
+  const b = resident(kv);
+  const D = b.d;
+  const k = b.keys(layer) + pos * D;
+  const o = row * 3 * D;
+  const h = heap();
+  h.set(qkv.subarray(o + D, o + 2 * D), k);
+  h.set(qkv.subarray(o + 2 * D, o + 3 * D), k + b.rows * D);
+}
+
+export function kvCopyF32(dst: KvBlock, src: KvBlock, n: number): void {
+  const [to, from] = [resident(dst), resident(src)];
+  const h = heap();
+  const w = n * from.d;
+  for (let l = 0; l < from.layers; l++) {
+    const [k, v] = [from.keys(l), from.keys(l) + from.rows * from.d];
+    h.copyWithin(to.keys(l), k, k + w);
+    h.copyWithin(to.keys(l) + to.rows * to.d, v, v + w);
+  }
+}
+
+export function kvFreeF32(kv: KvBlock): void {
+  const b = resident(kv);
+  if (b.at < 0) return;
+  unreachable.unregister(b);
+  residentFree(b.at, b.floats);
+  b.at = -1;
+}
+
+/**
  * Attention of n new positions (queries in qkv [n, 3D]) over the cached keys and values [0, p0 + n)
- * (K, Vc [context, D]), for KV-cache decoding. The scores use the dot-product kernel (few rows, keys
- * contiguous along the head dimension); the causal softmax sees p0 earlier positions per row.
+ * of one layer of a resident block, for KV-cache decoding. The scores use the dot-product kernel
+ * (few rows, keys contiguous along the head dimension); the causal softmax sees p0 earlier
+ * positions per row.
  */
 export function attendCachedF32(
   y: Float32Array,
   qkv: Float32Array,
-  K: Float32Array,
-  Vc: Float32Array,
+  kv: KvBlock,
+  layer: number,
   s: CachedAttentionShape,
 ): void {
   const { n, cached: p0, d: D, heads: H } = s;
+  const b = resident(kv);
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const L = p0 + n;
   const ld = (L + 3) & ~3;
-  const [pq, pk, pv, ps, py] = regions(n * D3, L * D, L * D, n * ld, n * D);
+  const pk = b.keys(layer);
+  const pv = pk + b.rows * D;
+  const [pq, ps, py] = regions(n * D3, n * ld, n * D);
   const h = heap();
   h.set(qkv.subarray(0, n * D3), pq);
-  h.set(K.subarray(0, L * D), pk);
-  h.set(Vc.subarray(0, L * D), pv);
   for (let hh = 0; hh < H; hh++) {
     const o = hh * hd;
     // every row gets all L scores; those past its position are masked by the softmax

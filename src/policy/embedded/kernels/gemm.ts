@@ -14,7 +14,8 @@
  * handful of rows, where packing B would cost as much as the product itself.
  *
  * Operands are copied into the module's linear memory, one scratch area reused by every call (see
- * `regions`). The wasm functions take byte pointers and element strides; the TypeScript wrappers
+ * `regions`); only what kernels read again and again across calls (a sequence's keys and values)
+ * stays there, in resident blocks below the scratch area (`residentAlloc`). The wasm functions take byte pointers and element strides; the TypeScript wrappers
  * exported here take float offsets.
  */
 import type { MatShape } from '../ops.js';
@@ -660,25 +661,97 @@ export const vmath = instance.exports as unknown as {
   colSum(g: number, d: number, rows: number, n: number): void;
 };
 let heapView = new Float32Array(memory.buffer);
+/** floats of linear memory below the scratch area, held by resident blocks (see residentAlloc) */
+let residentTop = 0;
+/** free ranges below residentTop, sorted by offset, never adjacent */
+const freeRanges: { at: number; size: number }[] = [];
 
 /**
- * Lays out regions of the given float counts (16-byte aligned) in linear memory, growing it if
- * needed, and returns their float offsets. The memory is reused by every call: regions are only
- * valid until the next `regions` call, and views of the old buffer die when memory grows.
+ * grows linear memory to at least `floats` floats (by an eighth at least, so that a slowly rising
+ * top does not grow it page by page: every growth replaces the buffer and its views), and
+ * refreshes the view
+ */
+function reserve(floats: number): void {
+  const have = memory.buffer.byteLength;
+  const bytes = floats * 4;
+  if (have < bytes) memory.grow(Math.max(Math.ceil((bytes - have) / 65536), have >> 19));
+  if (heapView.buffer !== memory.buffer) heapView = new Float32Array(memory.buffer);
+}
+
+/**
+ * Lays out regions of the given float counts (16-byte aligned) in linear memory, above the
+ * resident blocks, growing it if needed, and returns their float offsets. The memory is reused by
+ * every call: regions are only valid until the next `regions` call, and views of the old buffer
+ * die when memory grows.
  */
 export function regions<const S extends readonly number[]>(
   ...sizes: S
 ): { -readonly [K in keyof S]: number } {
   const offs: number[] = [];
-  let end = 0;
+  let end = residentTop;
   for (const n of sizes) {
     offs.push(end);
     end += (n + 3) & ~3;
   }
-  const bytes = end * 4;
-  if (memory.buffer.byteLength < bytes) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / 65536));
-  if (heapView.buffer !== memory.buffer) heapView = new Float32Array(memory.buffer);
+  reserve(end);
   return offs as { -readonly [K in keyof S]: number };
+}
+
+// --- resident blocks -----------------------------------------------------------------------------
+// What outlives a kernel call and is read by kernels again and again (a sequence's keys and
+// values) lives in linear memory below the scratch area, so that no call copies it in: blocks in
+// [0, residentTop), scratch from residentTop up. Scratch holds nothing between calls, so a new
+// block may take its place. First fit over a list of free ranges kept sorted and merged; a free
+// range that reaches the top gives its memory back to the scratch area.
+
+const blockSize = (floats: number) => Math.max(4, (floats + 3) & ~3);
+
+/** float offset of a new block of `floats` floats (16-byte aligned, contents undefined) */
+export function residentAlloc(floats: number): number {
+  const size = blockSize(floats);
+  for (let i = 0; i < freeRanges.length; i++) {
+    const r = freeRanges[i]!;
+    if (r.size < size) continue;
+    const at = r.at;
+    if (r.size === size) freeRanges.splice(i, 1);
+    else {
+      r.at += size;
+      r.size -= size;
+    }
+    return at;
+  }
+  const at = residentTop;
+  residentTop += size;
+  reserve(residentTop);
+  return at;
+}
+
+/** returns the block at `at` of `floats` floats (as allocated) */
+export function residentFree(at: number, floats: number): void {
+  const size = blockSize(floats);
+  let i = 0;
+  while (i < freeRanges.length && freeRanges[i]!.at < at) i++;
+  freeRanges.splice(i, 0, { at, size });
+  const next = freeRanges[i + 1];
+  if (next && at + size === next.at) {
+    freeRanges[i]!.size += next.size;
+    freeRanges.splice(i + 1, 1);
+  }
+  const prev = freeRanges[i - 1];
+  if (prev && prev.at + prev.size === at) {
+    prev.size += freeRanges[i]!.size;
+    freeRanges.splice(i, 1);
+  }
+  const last = freeRanges[freeRanges.length - 1];
+  if (last && last.at + last.size === residentTop) {
+    residentTop = last.at;
+    freeRanges.pop();
+  }
+}
+
+/** floats held by resident blocks and free ranges between them (for tests and benchmarks) */
+export function residentFloats(): { top: number; free: number } {
+  return { top: residentTop, free: freeRanges.reduce((s, r) => s + r.size, 0) };
 }
 
 /** the current view of linear memory (refetch after every `regions` call) */
