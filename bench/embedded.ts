@@ -1,6 +1,7 @@
 /**
- * Benchmark of the embedded model (TypeScript with WebAssembly SIMD kernels, one thread): training
- * tokens/s (forward + backward + Adam, supervised and GRPO with a reference model), sampled tokens/s
+ * Benchmark of the embedded model (TypeScript with WebAssembly SIMD kernels, one thread unless said): training
+ * tokens/s (forward + backward + Adam, supervised and GRPO with a reference model; on one thread and
+ * on the gradient workers), sampled tokens/s
  * (one sequence, a group of 8, and a whole round of rollouts of the mini suite through the embedded
  * policy), and the GFLOP/s of the matmul kernels measured in the same run: the WASM SIMD and
  * scalar JS ones, and the native fp32 ceiling on two threads from onnxruntime-node when it is
@@ -14,6 +15,7 @@
  *   npx tsx bench/embedded.ts [--width 128] [--layers 4] [--heads 4] [--vocab 4096] [--batch 16]
  *                             [--seq 256] [--repeats 3] [--prompt 64] [--gen 192] [--group 8]
  *                             [--round-tasks 8] [--round-group 8] (0 tasks: no round)
+ *                             [--workers 2] (gradient workers of the pooled training figures)
  */
 import { formatAdapter } from '../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../src/agent/rollout.js';
@@ -43,6 +45,7 @@ const group = opt('--group', 8);
 const genLen = opt('--gen', 192);
 const roundTasks = opt('--round-tasks', 8);
 const roundGroup = opt('--round-group', 8);
+const poolWorkers = opt('--workers', 2);
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -221,6 +224,35 @@ const grpoGflops = scale(grpoRate, (flopsPerTrainToken + (2 * flopsPerTrainToken
 console.log(
   `training (GRPO incl. reference forward): ${fmt(grpoRate.wall)} tokens/s (${fmt(grpoRate.cpu)} per CPU-second), ${fmt(tokens / grpoRate.wall, 2)} s/step, ~${fmt(grpoGflops.wall, 2)} GFLOP/s = ${ofCeilings(grpoGflops)}`,
 );
+
+// The same two steps on the gradient workers, as `seal pretrain` and `seal train` run them (two by
+// default): the figure to hold against the native ceiling on two threads. The first step, which
+// starts the workers, is not timed.
+for (const [label, make, steps, flops] of [
+  [
+    'supervised',
+    () => new Trainer(model.clone(), { lr: 1e-4, workers: poolWorkers }),
+    (t: Trainer) => t.step(supBatch, crossEntropy),
+    flopsPerTrainToken,
+  ],
+  [
+    'GRPO incl. reference forward',
+    () => new Trainer(model.clone(), { lr: 1e-5, workers: poolWorkers }, reference),
+    (t: Trainer) => t.step(grpoBatch, grpoLoss()),
+    flopsPerTrainToken + (2 * flopsPerTrainToken) / 6,
+  ],
+] as const) {
+  const trainer = make();
+  await steps(trainer);
+  const times: Timing[] = [];
+  for (let r = 0; r < repeats; r++) times.push(await timeAsync(() => steps(trainer)));
+  await trainer.close();
+  const rate = rateOf(tokens, times);
+  const g = scale(rate, flops / 1e9);
+  console.log(
+    `training (${label}) on ${poolWorkers} gradient workers: ${fmt(rate.wall)} tokens/s (${fmt(rate.wall / (label === 'supervised' ? train.wall : grpoRate.wall), 2)}x one thread), ~${fmt(g.wall, 2)} GFLOP/s = ${ofCeilings(g)}`,
+  );
+}
 
 const prompt = Array.from({ length: promptLen }, () => rng.nextU32() % vocab);
 const sampleTimes: Timing[] = [];
