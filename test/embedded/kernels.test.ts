@@ -300,7 +300,11 @@ describe('resident blocks in linear memory', () => {
             }
           }
           for (const b of live) {
-            expect(heap().subarray(b.at, b.at + b.n).every((x) => x === b.mark)).toBe(true);
+            expect(
+              heap()
+                .subarray(b.at, b.at + b.n)
+                .every((x) => x === b.mark),
+            ).toBe(true);
           }
           for (const b of live.reverse()) residentFree(b.at, b.n);
           expect(residentFloats()).toEqual(start);

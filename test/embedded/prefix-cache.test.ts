@@ -117,6 +117,12 @@ describe('prefix cache', () => {
     const fresh = sample(model, prompt, { seed: 1, maxTokens: 5 });
     expect(sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: cache })).toEqual(fresh);
     expect(cache.hits).toBe(0);
+    // told that the weights never change (a sampler thread's own model), it takes no checksum
+    const fixed = new PrefixCache(model, { weightsFixed: true });
+    sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: fixed });
+    model.params[w] = model.params[w]! - 0.5;
+    sample(model, prompt, { seed: 1, maxTokens: 5, prefixCache: fixed });
+    expect(fixed.hits).toBe(prompt.length - 1);
   });
 
   it('keeps to its budget, least recently used first, and drops entries that others extend', () => {

@@ -12,7 +12,13 @@ import type { SamplerWorkerData, SamplerWorkerInfo } from './pool.js';
 serveRequests(
   (data: SamplerWorkerData) => {
     const { model, tokenizer, config } = loadCheckpoint(data.dir);
-    return { policy: new EmbeddedPolicy(model, tokenizer, data.options), modelSha256: config.modelSha256 };
+    const { prefixCache } = data.options;
+    // this thread's model is its own, and nothing changes its weights: new weights come as a new pool
+    const options = {
+      ...data.options,
+      prefixCache: prefixCache === false ? prefixCache : { ...prefixCache, weightsFixed: true },
+    };
+    return { policy: new EmbeddedPolicy(model, tokenizer, options), modelSha256: config.modelSha256 };
   },
   ({ policy }, request: CompletionRequest): Promise<Completion> => policy.complete(request),
   ({ modelSha256 }): SamplerWorkerInfo => ({ modelSha256 }),

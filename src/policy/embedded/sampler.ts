@@ -14,6 +14,11 @@ export interface PrefixCacheOptions {
   readonly maxTokens?: number;
   /** most entries; default 128 */
   readonly maxEntries?: number;
+  /**
+   * the model's weights never change while the cache lives (a sampler thread's own copy), so the
+   * checksum of every weight that `validate` takes once per batch is skipped; default false
+   */
+  readonly weightsFixed?: boolean;
 }
 
 interface PrefixEntry {
@@ -53,6 +58,7 @@ export class PrefixCache {
   private clock = 0;
   private readonly maxTokens: number;
   private readonly maxEntries: number;
+  private readonly weightsFixed: boolean;
   /** prompt tokens served from the cache / run through the model, since construction */
   hits = 0;
   misses = 0;
@@ -63,6 +69,7 @@ export class PrefixCache {
   ) {
     this.maxTokens = opts.maxTokens ?? 65536;
     this.maxEntries = opts.maxEntries ?? 128;
+    this.weightsFixed = opts.weightsFixed ?? false;
   }
 
   get size(): number {
@@ -75,6 +82,7 @@ export class PrefixCache {
    * checksum of every weight's bits, ~1 ms per million weights, once per batch of requests.
    */
   validate(): void {
+    if (this.weightsFixed) return;
     const p = this.model.params;
     const bits = new Int32Array(p.buffer, p.byteOffset, p.byteLength >> 2);
     let h = 0x811c9dc5;
