@@ -314,3 +314,16 @@ describe('resident blocks in linear memory', () => {
     );
   });
 });
+
+describe('linear memory that cannot grow', () => {
+  it('refuses a block with an error that says what to do, and leaves the blocks as they were', () => {
+    const start = residentFloats();
+    const small = residentAlloc(1000);
+    const held = residentFloats();
+    // 2^30 floats are 4 GiB, all a 32-bit WebAssembly memory can address
+    expect(() => residentAlloc(2 ** 30)).toThrow(/cannot grow .*maxBatch.*prefixCache\.maxTokens/);
+    expect(residentFloats()).toEqual(held);
+    residentFree(small, 1000);
+    expect(residentFloats()).toEqual(start);
+  });
+});

@@ -15,8 +15,8 @@
  *
  * Operands are copied into the module's linear memory, one scratch area reused by every call (see
  * `regions`); only what kernels read again and again across calls (a sequence's keys and values)
- * stays there, in resident blocks below the scratch area (`residentAlloc`). The wasm functions take byte pointers and element strides; the TypeScript wrappers
- * exported here take float offsets.
+ * stays there, in resident blocks below the scratch area (`residentAlloc`). The wasm functions
+ * take byte pointers and element strides; the TypeScript wrappers exported here take float offsets.
  */
 import type { MatShape } from '../ops.js';
 import { assemble, F32, Fn, I32, Op, Simd, V128 } from './asm.js';
@@ -661,6 +661,8 @@ export const vmath = instance.exports as unknown as {
   colSum(g: number, d: number, rows: number, n: number): void;
 };
 let heapView = new Float32Array(memory.buffer);
+/** 64 KiB pages a 32-bit WebAssembly memory can have */
+const MAX_PAGES = 65536;
 /** floats of linear memory below the scratch area, held by resident blocks (see residentAlloc) */
 let residentTop = 0;
 /** free ranges below residentTop, sorted by offset, never adjacent */
@@ -674,7 +676,17 @@ const freeRanges: { at: number; size: number }[] = [];
 function reserve(floats: number): void {
   const have = memory.buffer.byteLength;
   const bytes = floats * 4;
-  if (have < bytes) memory.grow(Math.max(Math.ceil((bytes - have) / 65536), have >> 19));
+  if (have < bytes) {
+    const pages = have / 65536;
+    const need = Math.ceil((bytes - have) / 65536);
+    try {
+      memory.grow(Math.max(need, Math.min(pages >>> 3, MAX_PAGES - pages)));
+    } catch {
+      throw new RangeError(
+        `the WebAssembly kernels' memory (${pages >>> 4} MB, at most ${MAX_PAGES >>> 4} MB) cannot grow by ${Math.ceil(need / 16)} MB more: sample fewer sequences at once (maxBatch), keep a smaller prefix cache (prefixCache.maxTokens), or train on shorter sequences`,
+      );
+    }
+  }
   if (heapView.buffer !== memory.buffer) heapView = new Float32Array(memory.buffer);
 }
 
@@ -720,9 +732,9 @@ export function residentAlloc(floats: number): number {
     }
     return at;
   }
+  reserve(residentTop + size); // throws, changing nothing, when memory cannot grow
   const at = residentTop;
   residentTop += size;
-  reserve(residentTop);
   return at;
 }
 
