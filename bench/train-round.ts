@@ -1,9 +1,9 @@
 /**
  * Benchmark: whole rounds of the default `seal train` configuration (B tasks x G rollouts through
  * the interface, verify, diagnose, one update) with the embedded policy, no evaluations. Prints,
- * from one run: rounds per minute, rollouts/s, sampled tokens/s, and the share of each round's wall
- * time in sampling, environment + diagnosis, and learning (medians over rounds; the first round,
- * which starts the thread pools, is reported apart).
+ * from one run: rounds per minute and rollouts/s (median round), sampled tokens/s (median), and
+ * the share of the rounds' wall time in sampling, environment + diagnosis, and learning (over the
+ * rounds together; the first round, which starts the thread pools, is reported apart).
  *
  *   npx tsx bench/train-round.ts [--rounds 4] [--method seal]
  */
@@ -42,8 +42,10 @@ const wall = (performance.now() - t0) / 1000;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const steady = records.length > 1 ? records.slice(1) : records;
 const secs = steady.map((r) => r.timings.totalMs / 1000);
+// over the steady rounds together, so the shares add up (a median of each would mix rounds: one
+// that trains many sequences and one that trains none)
 const share = (k: 'samplingMs' | 'envMs' | 'learnMs') =>
-  median(steady.map((r) => r.timings[k] / r.timings.totalMs));
+  steady.reduce((s, r) => s + r.timings[k], 0) / steady.reduce((s, r) => s + r.timings.totalMs, 0);
 const tokens = steady.map(
   (r) => (r.rollouts.meanCompletionTokens * r.rollouts.count) / (r.timings.samplingMs / 1000),
 );
