@@ -321,14 +321,17 @@ export class Gpt {
     return { block: this.ops.kvAlloc(nLayer, rows, dModel), length: 0, last: -1 };
   }
 
-  /** a cache holding the first n positions of `from` (n <= from.length), with room for `rows` */
-  copyKvCache(from: KvCache, n: number, rows = this.config.contextLength): KvCache {
+  /**
+   * a cache holding the first n positions of `from` (n <= from.length), whose token at n - 1 is
+   * `last` (-1 when n is 0), with room for `rows`
+   */
+  copyKvCache(from: KvCache, n: number, last: number, rows = this.config.contextLength): KvCache {
     if (n > from.length || n > rows)
       throw new Error(`cannot copy ${n} of ${from.length} positions into ${rows}`);
     const kv = this.newKvCache(rows);
     this.ops.kvCopy(kv.block, from.block, n);
     kv.length = n;
-    kv.last = n === from.length ? from.last : -1;
+    kv.last = n > 0 ? last : -1;
     return kv;
   }
 

@@ -28,12 +28,17 @@ interface PrefixEntry {
   used: number;
 }
 
-/** whether `prefix` is a prefix of `a` */
-function startsWith(a: Int32Array, prefix: Int32Array): boolean {
-  if (prefix.length > a.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (a[i] !== prefix[i]) return false;
-  return true;
+/** how many leading ids `a` and `b` share (at most `limit`) */
+function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>, limit = Number.POSITIVE_INFINITY): number {
+  const n = Math.min(a.length, b.length, limit);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
 }
+
+/** whether `prefix` is a prefix of `a` */
+const startsWith = (a: ArrayLike<number>, prefix: ArrayLike<number>): boolean =>
+  prefix.length <= a.length && commonPrefix(a, prefix) === prefix.length;
 
 /**
  * Keys and values of sequences already run through the model, so that a prompt sharing a prefix
@@ -103,9 +108,7 @@ export class PrefixCache {
     let bestLen = 0;
     const limit = ids.length - 1;
     for (const [j, e] of this.entries.entries()) {
-      const n = Math.min(e.ids.length, limit);
-      let i = 0;
-      while (i < n && e.ids[i] === ids[i]) i++;
+      const i = commonPrefix(e.ids, ids, limit);
       if (i > bestLen) {
         bestLen = i;
         best = j;
@@ -121,9 +124,7 @@ export class PrefixCache {
       return { kv: e.kv, reused: bestLen };
     }
     e.used = ++this.clock;
-    const kv = this.model.copyKvCache(e.kv, bestLen, room);
-    kv.last = ids[bestLen - 1]!;
-    return { kv, reused: bestLen };
+    return { kv: this.model.copyKvCache(e.kv, bestLen, ids[bestLen - 1]!, room), reused: bestLen };
   }
 
   /** keeps `kv`, whose positions hold `ids[0, kv.length)`; the cache owns it from now on */
@@ -308,13 +309,6 @@ export function checkJob(model: Gpt, { prompt, options: opts = {} }: SampleJob):
     throw new Error(`prompt of ${prompt.length} tokens leaves no room in the context of ${ctx}`);
 }
 
-function commonPrefix(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
-}
-
 export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   const ctx = model.config.contextLength;
   const V = model.config.vocabSize;
@@ -348,8 +342,10 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
       cache.hits += reused;
       cache.misses += s.prompt.length - reused;
       // a later job that shares positions this one just ran (another rollout of a group) finds them
-      const shared = seqs.slice(j + 1).some((t) => commonPrefix(t.prompt, s.prompt) > reused);
-      if (shared) cache.put(s.prompt, model.copyKvCache(kv, kv.length));
+      let shared = false;
+      for (let t = j + 1; t < seqs.length && !shared; t++)
+        shared = commonPrefix(seqs[t]!.prompt, s.prompt) > reused;
+      if (shared) cache.put(s.prompt, model.copyKvCache(kv, kv.length, kv.last));
     }
   }
   let active = seqs.filter((s) => s.budget > 0);
