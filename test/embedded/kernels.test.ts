@@ -17,8 +17,16 @@ import {
   layerNormF32,
 } from '../../src/policy/embedded/kernels/pointwise.js';
 import { type Arr, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { colSumAcc, gemmNT, layerNorm, layerNormBackward } from '../../src/policy/embedded/reference-ops.js';
+import type { Ops } from '../../src/policy/embedded/ops.js';
+import {
+  colSumAcc,
+  gemmNT,
+  layerNorm,
+  layerNormBackward,
+  referenceOps,
+} from '../../src/policy/embedded/reference-ops.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
+import { simdOps } from '../../src/policy/embedded/simd-ops.js';
 
 type Layout = 'NN' | 'NT' | 'TN';
 
@@ -325,5 +333,62 @@ describe('linear memory that cannot grow', () => {
     expect(residentFloats()).toEqual(held);
     residentFree(small, 1000);
     expect(residentFloats()).toEqual(start);
+  });
+});
+
+describe('attention after past positions (a shared prompt)', () => {
+  /**
+   * Rows [P, L) of causal attention over all L rows are what attention of those T rows after P past
+   * rows gives, and the backward of the full attention fed dY only on those rows is the past form's
+   * backward: the same query, key and value gradients on every row. Checked for the float64
+   * reference exactly (same sums in the same order) and for the SIMD kernels to float32 rounding,
+   * over lengths that do and do not fall on the 4-float vector boundary.
+   */
+  it.each([
+    [1, 1],
+    [3, 5],
+    [8, 4],
+    [13, 22],
+    [37, 19],
+  ])('P = %i past rows and T = %i new rows match full causal attention', (P, T) => {
+    const [D, H] = [16, 4];
+    const L = P + T;
+    const rng = new Rng(P * 100 + T);
+    const qkv = Float64Array.from({ length: L * 3 * D }, () => rng.normal() * 2);
+    const dyNew = Float64Array.from({ length: T * D }, () => rng.normal());
+    const dyAll = new Float64Array(L * D);
+    dyAll.set(dyNew, P * D);
+    const full = {
+      y: new Float64Array(L * D),
+      att: new Float64Array(H * L * L),
+      dqkv: new Float64Array(L * 3 * D),
+    };
+    referenceOps.attention(full.y, full.att, qkv, { t: L, d: D, heads: H });
+    referenceOps.attentionBackward(full.dqkv, dyAll, full.att, qkv, { t: L, d: D, heads: H });
+    const shape = { t: T, d: D, heads: H, past: P };
+    // the float32 ops take float32 arrays, which the loop gives them
+    for (const ops of [referenceOps, simdOps as unknown as Ops]) {
+      const x = ops.dtype === 'float64' ? qkv : Float32Array.from(qkv);
+      const y = ops.alloc(T * D);
+      const att = ops.alloc(H * T * L).fill(Number.NaN);
+      const dqkv = ops.alloc(L * 3 * D).fill(Number.NaN);
+      ops.attention(y, att, x, shape);
+      ops.attentionBackward(dqkv, ops.dtype === 'float64' ? dyNew : Float32Array.from(dyNew), att, x, shape);
+      const tol = ops.dtype === 'float64' ? 1e-12 : 2e-5;
+      const close = (a: number, b: number, scale: number) => Math.abs(a - b) <= tol * (scale + 1);
+      for (let i = 0; i < T * D; i++)
+        if (!close(y[i]!, full.y[P * D + i]!, 1))
+          expect.fail(`${ops.dtype} y[${i}]: ${y[i]} vs ${full.y[P * D + i]}`);
+      for (let h = 0; h < H; h++)
+        for (let t = 0; t < T; t++)
+          for (let s = 0; s < L; s++) {
+            const [a, b] = [att[(h * T + t) * L + s]!, full.att[(h * L + P + t) * L + s]!];
+            if (!close(a, b, 1)) expect.fail(`${ops.dtype} att[${h}, ${t}, ${s}]: ${a} vs ${b}`);
+          }
+      const scale = Math.max(...full.dqkv.map(Math.abs));
+      for (let i = 0; i < L * 3 * D; i++)
+        if (!close(dqkv[i]!, full.dqkv[i]!, scale))
+          expect.fail(`${ops.dtype} dqkv[${i}]: ${dqkv[i]} vs ${full.dqkv[i]}`);
+    }
   });
 });

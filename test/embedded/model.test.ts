@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src/learner/embedded/losses.js';
-import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { allocate, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
 import { randomPreviousMap } from '../support/embedded.js';
@@ -56,6 +56,68 @@ describe('embedded model', () => {
       expect(worst).toBeLessThan(1e-4);
     },
   );
+
+  it.each([
+    { tied: false, previous: true, dtype: 'float64' as const },
+    { tied: true, previous: true, dtype: 'float64' as const },
+    { tied: true, previous: false, dtype: 'float32' as const },
+  ])(
+    'sequences continuing a shared prefix get the logits and summed gradient of their full passes (tied: $tied, previous token: $previous, $dtype)',
+    ({ tied, previous, dtype }) => {
+      const c = { ...config, tiedEmbeddings: tied, previousTokenEmbedding: previous };
+      const model = sharpModel(c, 3).clone(dtype);
+      const V = c.vocabSize;
+      const P = 13;
+      const shared = randomTokens(4, P, V);
+      // continuations of different lengths, one of a single token
+      const rests = [randomTokens(5, 20, V), randomTokens(6, 1, V), randomTokens(7, 9, V)];
+      const rng = new Rng(8);
+      const dls = rests.map((r) => Float64Array.from({ length: r.length * V }, () => rng.normal()));
+      // the full passes: the prefix rows carry no gradient
+      const full = model.zerosLike();
+      const fullLogits = rests.map((r, i) => {
+        const f = model.forward([...shared, ...r]);
+        const dl = allocate(dtype, f.logits.length);
+        dl.set(dls[i]!, P * V);
+        model.backward(f.cache, dl, full);
+        return f.logits.subarray(P * V);
+      });
+      const grouped = model.zerosLike();
+      const prefix = model.prefix(shared);
+      rests.forEach((r, i) => {
+        const f = model.forward(r, prefix);
+        const tol = dtype === 'float64' ? 1e-12 : 1e-4;
+        for (let j = 0; j < f.logits.length; j++)
+          if (Math.abs(f.logits[j]! - fullLogits[i]![j]!) > tol * (1 + Math.abs(fullLogits[i]![j]!)))
+            expect.fail(`logit ${j} of continuation ${i}: ${f.logits[j]} vs ${fullLogits[i]![j]}`);
+        model.backward(f.cache, dtype === 'float64' ? dls[i]! : Float32Array.from(dls[i]!), grouped);
+      });
+      model.backwardPrefix(prefix, grouped);
+      const tol = dtype === 'float64' ? 1e-10 : 1e-3;
+      for (const spec of model.layout.specs) {
+        const size = spec.shape.reduce((a, b) => a * b, 1);
+        let scale = 0;
+        for (let i = spec.offset; i < spec.offset + size; i++) scale = Math.max(scale, Math.abs(full[i]!));
+        expect(scale, spec.name).toBeGreaterThan(0);
+        for (let i = spec.offset; i < spec.offset + size; i++)
+          if (Math.abs(grouped[i]! - full[i]!) > tol * scale)
+            expect.fail(`${spec.name}[${i - spec.offset}]: ${grouped[i]} vs ${full[i]}`);
+      }
+    },
+  );
+
+  it('a prefix cannot continue a prefix, and has no logits to take a gradient from', () => {
+    const model = Gpt.init(config, 1);
+    const prefix = model.prefix([1, 2, 3]);
+    expect(() => model.prefix([1]).cache.layers.length).not.toThrow();
+    expect(() => model.forward([4, 5], { ...prefix, cache: model.forward([6], prefix).cache })).toThrow(
+      /cannot itself continue a prefix/,
+    );
+    expect(() =>
+      model.backward(prefix.cache, new Float32Array(3 * config.vocabSize), model.zerosLike()),
+    ).toThrow(/backwardPrefix/);
+    expect(() => model.forward(randomTokens(1, 38, config.vocabSize), prefix)).toThrow(/exceeds the context/);
+  });
 
   it('a previous-token map added at zero keeps the function; trained, it feeds every position but the first', () => {
     const model = sharpModel(config, 3);

@@ -197,14 +197,19 @@ describe('the training core with workers', () => {
   });
 });
 
-/** GRPO sequences over `makeBatch`: sampler logprobs off the model's by up to ±0.4 (so some ratios clip) */
+/**
+ * GRPO sequences over `makeBatch`, in groups of three that begin with the same 5-token prompt (as a
+ * task's rollouts do): sampler logprobs off the model's by up to ±0.4 (so some ratios clip)
+ */
 function makeGrpoBatch(model: Gpt, seed: number, size = 6): GrpoSequence[] {
   const rng = new Rng(seed);
-  return makeBatch(seed, size).map((s, i) => {
-    const lp = sequenceLogprobs(model.forward(s.tokens).logits, model.config.vocabSize, s.tokens);
+  const batch = makeBatch(seed, size).map((s) => [...s.tokens]);
+  for (const [i, tokens] of batch.entries()) tokens.splice(0, 5, ...batch[i - (i % 3)]!.slice(0, 5));
+  return batch.map((tokens, i) => {
+    const lp = sequenceLogprobs(model.forward(tokens).logits, model.config.vocabSize, tokens);
     return {
-      tokens: s.tokens,
-      lossMask: s.tokens.map((_, t) => (t >= 2 ? 1 : 0)),
+      tokens,
+      lossMask: tokens.map((_, t) => (t >= 6 ? 1 : 0)),
       oldLogprobs: Array.from(lp, (x) => x + ((rng.nextU32() % 801) - 400) / 1000),
       advantage: i % 3 === 0 ? -0.7 : 1.1,
     };
@@ -217,7 +222,7 @@ describe('GRPO on the pool', () => {
       const model = sharedModel(Gpt.init(config, 21, dtype));
       const reference = sharedModel(Gpt.init(config, 22, dtype));
       const batch = makeGrpoBatch(model, 3);
-      const opts = { klCoef: 0.05, clipEps: 0.2, microBatchSize: 2 };
+      const opts = { klCoef: 0.05, clipEps: 0.2 };
       const grads = model.zerosLike();
       const local = grpoLossAndGrad(model, reference, batch, opts, grads);
       expect(local.clipFrac).toBeGreaterThan(0);

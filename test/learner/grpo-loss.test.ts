@@ -74,3 +74,51 @@ describe('GRPO loss at a sampling temperature, with per-token advantages', () =>
     expect(Array.from(g2)).toEqual(Array.from(g1));
   });
 });
+
+describe('GRPO loss over rollouts that share a prompt', () => {
+  /**
+   * Four rollouts: three continue one 6-token prompt (the third also carries its own reference
+   * logprobs), one has a prompt of its own. Running the prompt once must give the loss parts and
+   * gradient of running every sequence whole, at a temperature and with per-token advantages.
+   */
+  it('gives the loss and gradient of whole sequences, in float64 to rounding', () => {
+    const model = Gpt.init({ ...config, previousTokenEmbedding: true }, 7, 'float64');
+    for (let i = 0; i < model.params.length; i++) model.params[i] = model.params[i]! * 3;
+    const reference = model.clone();
+    const rr = new Rng(4);
+    for (let i = 0; i < reference.params.length; i++)
+      reference.params[i] = reference.params[i]! + 0.05 * rr.normal();
+    const V = config.vocabSize;
+    const rng = new Rng(10);
+    const prompt = Array.from({ length: 6 }, () => rng.nextU32() % V);
+    const rest = (n: number) => Array.from({ length: n }, () => rng.nextU32() % V);
+    const tokenLists = [[...prompt, ...rest(7)], [...prompt, ...rest(3)], [...prompt, ...rest(9)], rest(12)];
+    const batch: GrpoSequence[] = tokenLists.map((tokens, i) => {
+      const lp = sequenceLogprobs(model.forward(tokens).logits, V, tokens);
+      return {
+        tokens,
+        // the first target sits right after the prompt: its row is a rollout's own
+        lossMask: tokens.map((_, t) => (t >= 7 ? 1 : 0)),
+        oldLogprobs: Array.from(lp, (v, t) => v + 0.03 * ((t + i) % 3)),
+        advantage: tokens.map((_, t) => (t % 2 ? 0.8 : -0.5) * (i + 1)),
+        ...(i === 2
+          ? { refLogprobs: Array.from(sequenceLogprobs(reference.forward(tokens).logits, V, tokens)) }
+          : {}),
+      };
+    });
+    const opts = { clipEps: 0.2, klCoef: 0.05, temperature: 0.7 };
+    const [shared, whole] = [model.zerosLike(), model.zerosLike()];
+    const a = grpoLossAndGrad(model, reference, batch, opts, shared);
+    const b = grpoLossAndGrad(model, reference, batch, { ...opts, sharePrompts: false }, whole);
+    for (const k of ['loss', 'pgLoss', 'kl', 'clipFrac', 'meanRatio', 'tokens'] as const)
+      expect(a[k]).toBeCloseTo(b[k], 12);
+    let worst = 0;
+    let scale = 0;
+    for (let i = 0; i < whole.length; i++) {
+      worst = Math.max(worst, Math.abs(shared[i]! - whole[i]!));
+      scale = Math.max(scale, Math.abs(whole[i]!));
+    }
+    expect(scale).toBeGreaterThan(0);
+    expect(worst).toBeLessThan(1e-12 * scale);
+  });
+});

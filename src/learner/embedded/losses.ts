@@ -16,6 +16,7 @@
 import { addLogprobGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
 import { type Arr, allocate, type Gpt } from '../../policy/embedded/model.js';
 import type { ForwardBackwardResult } from '../learner.js';
+import { type PromptGroup, promptGroups } from './shared-prompts.js';
 
 // ---------------------------------------------------------------------------------------------
 // logprobs on logits
@@ -101,6 +102,11 @@ export interface Loss<S extends TokenSequence, P extends LossSums, R extends { r
    * a share contributes exactly its part of the batch's token-mean loss and gradient.
    */
   sums(model: Gpt, reference: Gpt | null, batch: readonly S[], grads: Arr | null, denominator: number): P;
+  /**
+   * the sequences `sums` computes together (a prompt they share runs once), which a split over
+   * workers keeps whole; absent, every sequence is its own
+   */
+  groups?(batch: readonly S[]): readonly PromptGroup[];
   /** the statistics of a whole batch from its summed parts */
   stats(sums: P, targets: Targets): R;
 }
@@ -284,8 +290,11 @@ export interface GrpoLossOptions {
    * (logits / T for both); default 1. The KL term always uses the untempered distributions.
    */
   readonly temperature?: number;
-  /** sequences whose activations are alive at once; default 1 */
-  readonly microBatchSize?: number;
+  /**
+   * run a prompt that several sequences of the batch begin with once (shared-prompts.ts); the same
+   * loss and gradient up to float rounding. Default true
+   */
+  readonly sharePrompts?: boolean;
 }
 
 /** The summed parts of a batch's GRPO loss; divided by `tokens` they are the token means. */
@@ -320,10 +329,29 @@ export function grpoTargets(batch: readonly GrpoSequence[]): number {
   return n;
 }
 
+/** the groups whose shared prompt GRPO runs once: `promptGroups`, or each sequence alone */
+function grpoGroups(batch: readonly GrpoSequence[], opts: GrpoLossOptions): readonly PromptGroup[] {
+  return opts.sharePrompts === false
+    ? batch.map((_, i) => ({ shared: 0, members: [i] }))
+    : promptGroups(batch);
+}
+
+/** the sequence from token P on: what continues a prefix of P tokens */
+function continuation(s: GrpoSequence, P: number): GrpoSequence {
+  if (P === 0) return s;
+  return {
+    tokens: s.tokens.slice(P),
+    lossMask: s.lossMask.slice(P),
+    oldLogprobs: s.oldLogprobs.slice(P),
+    advantage: typeof s.advantage === 'number' ? s.advantage : s.advantage.slice(P),
+    ...(s.refLogprobs ? { refLogprobs: s.refLogprobs.slice(P) } : {}),
+  };
+}
+
 /**
  * The summed GRPO loss parts of `batch`; when `grads` is given, ADDS the gradient of (summed loss
- * / `denominator`) into it. Sequences are processed in micro-batches of `microBatchSize` (their
- * activations alive together), each sequence's backward pass run before the next micro-batch.
+ * / `denominator`) into it. One sequence's activations are alive at a time, besides those of the
+ * prompt its group shares (`sharePrompts`), whose backward pass runs once the group's have.
  */
 export function grpoSumsAndGrad(
   model: Gpt,
@@ -335,7 +363,6 @@ export function grpoSumsAndGrad(
 ): GrpoSums {
   const eps = opts.clipEps ?? 0.2;
   const beta = opts.klCoef ?? 0.001;
-  const micro = Math.max(1, Math.floor(opts.microBatchSize ?? 1));
   const T = opts.temperature ?? 1;
   if (!(T > 0)) throw new Error('GRPO: the sampling temperature must be above 0');
   const V = model.config.vocabSize;
@@ -344,11 +371,16 @@ export function grpoSumsAndGrad(
   let klSum = 0;
   let clipped = 0;
   let ratioSum = 0;
-  for (let b0 = 0; b0 < batch.length; b0 += micro) {
-    const mb = batch.slice(b0, b0 + micro);
-    const fwd = mb.map((s) => model.forward(s.tokens));
-    for (const [i, s] of mb.entries()) {
-      const { logits, cache } = fwd[i]!;
+  for (const group of grpoGroups(batch, opts)) {
+    const P = group.shared;
+    const members = group.members.map((i) => continuation(batch[i]!, P));
+    const prompt = batch[group.members[0]!]!.tokens.slice(0, P);
+    const prefix = P > 0 ? model.prefix(prompt) : undefined;
+    const needsReference = beta !== 0 && members.some((s) => !s.refLogprobs);
+    if (needsReference && !reference) throw new Error('GRPO: no reference model and no refLogprobs');
+    const refPrefix = P > 0 && needsReference ? reference!.prefix(prompt) : undefined;
+    for (const s of members) {
+      const { logits, cache } = model.forward(s.tokens, prefix);
       const lp = sequenceLogprobs(logits, V, s.tokens);
       // the ratio's logprobs at the sampling temperature; d/dz log softmax(z/T) = (1/T) (onehot - softmax(z/T))
       let tempered = logits;
@@ -358,10 +390,8 @@ export function grpoSumsAndGrad(
       }
       const lpT = T === 1 ? lp : sequenceLogprobs(tempered, V, s.tokens);
       let ref: ArrayLike<number> | null = s.refLogprobs ?? null;
-      if (!ref && beta !== 0) {
-        if (!reference) throw new Error('GRPO: no reference model and no refLogprobs');
-        ref = sequenceLogprobs(reference.forward(s.tokens).logits, V, s.tokens);
-      }
+      if (!ref && beta !== 0)
+        ref = sequenceLogprobs(reference!.forward(s.tokens, refPrefix).logits, V, s.tokens);
       const dlogits = grads ? allocate(model.dtype, logits.length) : null;
       for (let t = 1; t < s.tokens.length; t++) {
         if (s.lossMask[t]! <= 0) continue;
@@ -394,11 +424,11 @@ export function grpoSumsAndGrad(
       }
       if (grads && dlogits) model.backward(cache, dlogits, grads);
     }
+    if (grads && prefix) model.backwardPrefix(prefix, grads);
   }
   return { pgSum, klSum, clipped, ratioSum, tokens: n };
 }
 
-/** The token-mean statistics of summed parts. */
 export function grpoStats(sums: GrpoSums, klCoef = 0.001): GrpoStats {
   const n = sums.tokens;
   if (n === 0) return { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
@@ -425,6 +455,7 @@ export function grpoLoss(opts: GrpoLossOptions = {}): Loss<GrpoSequence, GrpoSum
     },
     sums: (model, reference, batch, grads, denominator) =>
       grpoSumsAndGrad(model, reference, batch, opts, grads, denominator),
+    groups: (batch) => grpoGroups(batch, opts),
     stats: (sums) => grpoStats(sums, opts.klCoef),
   };
 }

@@ -4,8 +4,9 @@
  * The weights live in ONE SharedArrayBuffer: every worker's `Gpt` is a view on it, so an optimiser
  * step on the main thread (in place) is what the workers compute with next, without copying. Each
  * worker accumulates into its own gradient buffer, also shared; the main thread sums them into
- * `grads` in worker order. A batch is split by tokens (longest sequence first, to the least-loaded
- * worker), a pure function of the sequence lengths, so the same batch and worker count always give
+ * `grads` in worker order. A batch is split by tokens (the costliest first, to the least-loaded
+ * worker), sequences that share a prompt the loss runs once (`Loss.groups`) going to one worker
+ * together; a pure function of the batch, so the same batch and worker count always give
  * bit-identical results. Each worker scales by the whole batch's target count, so the summed loss
  * and gradient are the single-thread token mean up to float rounding (the summation order differs).
  *
@@ -15,6 +16,7 @@
 import { type Arr, allocate, type DType, Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { ThreadPool } from '../../util/thread-pool.js';
 import { addSums, type Loss, type LossSpec, type LossSums, type TokenSequence } from './losses.js';
+import type { PromptGroup } from './shared-prompts.js';
 
 /** what a worker is started with (worker_threads `workerData`) */
 export interface GradientWorkerData {
@@ -60,10 +62,10 @@ export function sharedModel(model: Gpt): Gpt {
 }
 
 /**
- * Deterministic balanced split of sequences (given by their lengths) over `parts` workers: the
- * longest first (ties by index), each to the worker with the fewest tokens so far (ties to the lower
- * index). Within a worker, sequences keep batch order. Tokens are the work proxy: the matmuls, the
- * bulk of the cost, are linear in them.
+ * Deterministic balanced split of units of work (given by their token counts) over `parts` workers:
+ * the largest first (ties by index), each to the worker with the fewest tokens so far (ties to the
+ * lower index). Within a worker, units keep batch order. Tokens are the work proxy: the matmuls,
+ * the bulk of the cost, are linear in them.
  */
 export function splitByTokens(lengths: readonly number[], parts: number): number[][] {
   const order = lengths.map((_, i) => i).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
@@ -158,7 +160,8 @@ export class GradientPool {
     loss: Loss<S, P, R>,
   ): Promise<R> {
     const targets = loss.targets(batch);
-    const parts = await this.run(batch, targets.count, (sequences) => ({
+    const groups = loss.groups?.(batch) ?? batch.map((_, i) => ({ shared: 0, members: [i] }));
+    const parts = await this.run(batch, groups, targets.count, (sequences) => ({
       loss: loss.spec,
       sequences,
       denominator: targets.denominator,
@@ -167,11 +170,13 @@ export class GradientPool {
   }
 
   /**
-   * Splits `batch` over the workers by tokens, sends each its share, and sums their gradients
-   * into `grads` in worker order. `targets` 0 skips the workers (zero gradient).
+   * Splits `batch` over the workers by tokens, each of `groups` whole (its shared prompt counted
+   * once), sends each its share, and sums their gradients into `grads` in worker order. `targets`
+   * 0 skips the workers (zero gradient).
    */
   private async run<S extends TokenSequence>(
     batch: readonly S[],
+    groups: readonly PromptGroup[],
     targets: number,
     request: (sequences: S[]) => GradientRequest,
   ): Promise<GradientReply[]> {
@@ -183,9 +188,12 @@ export class GradientPool {
     try {
       this.grads.fill(0);
       if (targets === 0) return [];
-      const parts = splitByTokens(
-        batch.map((s) => s.tokens.length),
-        this.workers,
+      const costs = groups.map(
+        (g) =>
+          g.members.reduce((sum, i) => sum + batch[i]!.tokens.length, 0) - (g.members.length - 1) * g.shared,
+      );
+      const parts = splitByTokens(costs, this.workers).map((units) =>
+        units.flatMap((u) => groups[u]!.members).sort((a, b) => a - b),
       );
       const used = parts.flatMap((p, i) => (p.length > 0 ? [i] : []));
       let replies: GradientReply[];

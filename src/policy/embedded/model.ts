@@ -38,17 +38,39 @@ type BlockActs = Readonly<
 >;
 
 interface LayerCache extends BlockActs {
-  readonly att: Arr; // [H, T, T] probabilities (s <= t)
+  /** the rows attention read [P + T, 3D]: the prefix's, then these (`qkv` is a view of its end) */
+  readonly attended: Arr;
+  readonly att: Arr; // [H, T, P + T] probabilities (s <= P + t)
+}
+
+/** the final LayerNorm's activations, what the output projection read */
+interface HeadActs {
+  readonly x: Arr;
+  readonly mean: Arr;
+  readonly rstd: Arr;
+  readonly h: Arr;
 }
 
 /** the activations of one sequence, kept for the backward pass */
 export interface ForwardCache {
+  /** the tokens of this pass, at positions [P, P + T) after the prefix's P */
   readonly tokens: Int32Array;
+  readonly prefix: Prefix | null;
   readonly layers: readonly LayerCache[];
-  readonly xf: Arr;
-  readonly meanf: Arr;
-  readonly rstdf: Arr;
-  readonly hf: Arr;
+  /** null for a prefix, whose logits nothing reads */
+  readonly final: HeadActs | null;
+}
+
+/**
+ * A prompt's activations, computed once for the several sequences that continue it (`forward(rest,
+ * prefix)`): a group of rollouts of one task share their first prompt. Their backward passes add
+ * the gradient of its keys and values into `dqkv`, and `backwardPrefix` carries the sum through
+ * the prompt, so the group's gradient is the one of its full sequences, summed in another order.
+ */
+export interface Prefix {
+  readonly cache: ForwardCache;
+  /** per layer, the summed gradient of the prompt rows' qkv [P, 3D] (the query parts stay zero) */
+  readonly dqkv: readonly Arr[];
 }
 
 export interface ForwardResult {
@@ -169,7 +191,7 @@ export class Gpt {
     return out;
   }
 
-  private newActs(rows: number, x: Arr): BlockActs {
+  private newActs(rows: number, x: Arr, qkv?: Arr): BlockActs {
     const D = this.config.dModel;
     const a = (width: number) => this.ops.alloc(rows * width);
     const [h1, y, x1, h2, out] = [a(D), a(D), a(D), a(D), a(D)];
@@ -178,7 +200,7 @@ export class Gpt {
       mean1: a(1),
       rstd1: a(1),
       h1,
-      qkv: a(3 * D),
+      qkv: qkv ?? a(3 * D),
       y,
       x1,
       mean2: a(1),
@@ -227,69 +249,134 @@ export class Gpt {
     return { logits, mean, rstd, h };
   }
 
-  /** full causal forward over one sequence; keeps the activations for `backward` */
-  forward(tokens: ArrayLike<number>): ForwardResult {
-    this.checkTokens(tokens, 0);
+  /**
+   * Full causal forward over one sequence, or over the tokens that continue `prefix` (positions
+   * after its own); keeps the activations for `backward`. The logits are those of `tokens`' rows.
+   */
+  forward(tokens: ArrayLike<number>, prefix?: Prefix): ForwardResult {
+    const layers = this.forwardLayers(tokens, prefix ?? null);
+    const x = layers.layers.at(-1)!.out;
+    const T = layers.tokens.length;
+    const f = this.head(x, T, false);
+    const final = { x, mean: f.mean, rstd: f.rstd, h: f.h };
+    return { logits: f.logits, cache: { ...layers, final } };
+  }
+
+  /** the layers over a prompt that several sequences continue (see `Prefix`); no logits */
+  prefix(tokens: ArrayLike<number>): Prefix {
+    const cache = this.forwardLayers(tokens, null);
+    const rows = 3 * this.config.dModel * cache.tokens.length;
+    return { cache, dqkv: cache.layers.map(() => this.ops.alloc(rows)) };
+  }
+
+  private forwardLayers(tokens: ArrayLike<number>, prefix: Prefix | null): ForwardCache {
+    const P = prefix?.cache.tokens.length ?? 0;
+    if (prefix?.cache.prefix) throw new Error('a prefix cannot itself continue a prefix');
+    this.checkTokens(tokens, P);
     const { nLayer, nHead, dModel: D } = this.config;
     const T = tokens.length;
     const tok = Int32Array.from(tokens);
+    const before = prefix ? prefix.cache.tokens[P - 1]! : -1;
     let x = this.embed(
       tok,
-      Int32Array.from(tok, (_, t) => t),
-      previousIds(tok, -1),
+      Int32Array.from(tok, (_, t) => P + t),
+      previousIds(tok, before),
     );
     const layers: LayerCache[] = [];
+    const shape = { t: T, d: D, heads: nHead, past: P };
     for (let l = 0; l < nLayer; l++) {
-      const c: LayerCache = { ...this.newActs(T, x), att: this.ops.alloc(nHead * T * T) };
-      this.block(l, c, T, (y, qkv) => this.ops.attention(y, c.att, qkv, { t: T, d: D, heads: nHead }));
+      const attended = this.ops.alloc((P + T) * 3 * D);
+      if (prefix) attended.set(prefix.cache.layers[l]!.attended.subarray(0, P * 3 * D));
+      const acts = this.newActs(T, x, attended.subarray(P * 3 * D));
+      const c: LayerCache = { ...acts, attended, att: this.ops.alloc(nHead * T * (P + T)) };
+      this.block(l, c, T, (y) => this.ops.attention(y, c.att, attended, shape));
       layers.push(c);
       x = c.out;
     }
-    const f = this.head(x, T, false);
-    return { logits: f.logits, cache: { tokens: tok, layers, xf: x, meanf: f.mean, rstdf: f.rstd, hf: f.h } };
+    return { tokens: tok, prefix, layers, final: null };
   }
 
-  /** backward from dLoss/dlogits [T, vocab]; gradients are ADDED into `grads` (same layout as params) */
+  /**
+   * backward from dLoss/dlogits [T, vocab]; gradients are ADDED into `grads` (same layout as
+   * params), and, for a sequence that continues a prefix, its keys' and values' into the prefix's
+   * `dqkv`
+   */
   backward(cache: ForwardCache, dlogits: Arr, grads: Arr): void {
-    const { nHead, dModel: D, vocabSize: V } = this.config;
+    const { dModel: D, vocabSize: V } = this.config;
     const T = cache.tokens.length;
     const [ops, w] = [this.ops, this.w];
-    if (grads.length !== this.layout.size) throw new Error('gradient buffer has the wrong size');
-    const g = tensorViews(this.layout, grads);
-
+    if (!cache.final) throw new Error('a prefix has no logits: its gradient comes with backwardPrefix');
+    const g = this.gradViews(grads);
+    const f = cache.final;
     const dhf = ops.alloc(T * D);
     if (w.head && g.head) {
       ops.matmulNT(dhf, dlogits, w.head, { m: T, k: V, n: D });
-      ops.matmulTNAcc(g.head, cache.hf, dlogits, { m: T, k: D, n: V });
+      ops.matmulTNAcc(g.head, f.h, dlogits, { m: T, k: D, n: V });
     } else {
       ops.matmul(dhf, dlogits, w.wte, null, { m: T, k: V, n: D });
-      ops.matmulTNAcc(g.wte, dlogits, cache.hf, { m: T, k: V, n: D });
+      ops.matmulTNAcc(g.wte, dlogits, f.h, { m: T, k: V, n: D });
     }
     const dx = ops.alloc(T * D);
-    ops.layerNormBackward(dx, dhf, cache.xf, cache.meanf, cache.rstdf, w.lnfg, g.lnfg, g.lnfb, T);
+    ops.layerNormBackward(dx, dhf, f.x, f.mean, f.rstd, w.lnfg, g.lnfg, g.lnfb, T);
+    this.backwardLayers(cache, dx, g, null);
+  }
 
-    const [dg, dh, dy, dqkv] = [
+  /**
+   * The backward pass through a prefix once every sequence continuing it has had its own: from
+   * the summed gradient of its keys and values (its logits were never used); ADDS into `grads`.
+   */
+  backwardPrefix(prefix: Prefix, grads: Arr): void {
+    const g = this.gradViews(grads);
+    const dx = this.ops.alloc(prefix.cache.tokens.length * this.config.dModel);
+    this.backwardLayers(prefix.cache, dx, g, prefix.dqkv);
+  }
+
+  private gradViews(grads: Arr): Tensors {
+    if (grads.length !== this.layout.size) throw new Error('gradient buffer has the wrong size');
+    return tensorViews(this.layout, grads);
+  }
+
+  /**
+   * The layers' backward pass from dx [T, D], the gradient at the last layer's output, then the
+   * embeddings'. `injected`: per layer, a gradient of qkv from outside (a prefix's continuations);
+   * dx is then zero at the top, so the top layer's MLP and attention pass nothing down and are
+   * skipped.
+   */
+  private backwardLayers(cache: ForwardCache, dx: Arr, g: Tensors, injected: readonly Arr[] | null): void {
+    const { nHead, dModel: D } = this.config;
+    const T = cache.tokens.length;
+    const P = cache.prefix?.cache.tokens.length ?? 0;
+    const [ops, w] = [this.ops, this.w];
+    const [dg, dh, dy, dAttended] = [
       ops.alloc(T * 4 * D),
       ops.alloc(T * D),
       ops.alloc(T * D),
-      ops.alloc(T * 3 * D),
+      ops.alloc((P + T) * 3 * D),
     ];
-    for (let l = cache.layers.length - 1; l >= 0; l--) {
+    const dqkv = dAttended.subarray(P * 3 * D);
+    const top = cache.layers.length - 1;
+    for (let l = top; l >= 0; l--) {
       const [c, wl, gl] = [cache.layers[l]!, w.layers[l]!, g.layers[l]!];
-      // out = x1 + GELU(h2 W1 + b1) W2 + b2
-      ops.colSumAcc(gl.b2, dx, T);
-      ops.matmulTNAcc(gl.w2, c.g, dx, { m: T, k: 4 * D, n: D });
-      ops.matmulNT(dg, dx, wl.w2, { m: T, k: D, n: 4 * D });
-      ops.geluBackward(dg, c.u, T * 4 * D);
-      ops.colSumAcc(gl.b1, dg, T);
-      ops.matmulTNAcc(gl.w1, c.h2, dg, { m: T, k: D, n: 4 * D });
-      ops.matmulNT(dh, dg, wl.w1, { m: T, k: 4 * D, n: D });
-      ops.layerNormBackward(dx, dh, c.x1, c.mean2, c.rstd2, wl.ln2g, gl.ln2g, gl.ln2b, T);
-      // x1 = x + attn(h1) Wo + bo
-      ops.colSumAcc(gl.bo, dx, T);
-      ops.matmulTNAcc(gl.wo, c.y, dx, { m: T, k: D, n: D });
-      ops.matmulNT(dy, dx, wl.wo, { m: T, k: D, n: D });
-      ops.attentionBackward(dqkv, dy, c.att, c.qkv, { t: T, d: D, heads: nHead });
+      if (injected && l === top) {
+        dqkv.set(injected[l]!);
+      } else {
+        // out = x1 + GELU(h2 W1 + b1) W2 + b2
+        ops.colSumAcc(gl.b2, dx, T);
+        ops.matmulTNAcc(gl.w2, c.g, dx, { m: T, k: 4 * D, n: D });
+        ops.matmulNT(dg, dx, wl.w2, { m: T, k: D, n: 4 * D });
+        ops.geluBackward(dg, c.u, T * 4 * D);
+        ops.colSumAcc(gl.b1, dg, T);
+        ops.matmulTNAcc(gl.w1, c.h2, dg, { m: T, k: D, n: 4 * D });
+        ops.matmulNT(dh, dg, wl.w1, { m: T, k: 4 * D, n: D });
+        ops.layerNormBackward(dx, dh, c.x1, c.mean2, c.rstd2, wl.ln2g, gl.ln2g, gl.ln2b, T);
+        // x1 = x + attn(h1) Wo + bo
+        ops.colSumAcc(gl.bo, dx, T);
+        ops.matmulTNAcc(gl.wo, c.y, dx, { m: T, k: D, n: D });
+        ops.matmulNT(dy, dx, wl.wo, { m: T, k: D, n: D });
+        ops.attentionBackward(dAttended, dy, c.att, c.attended, { t: T, d: D, heads: nHead, past: P });
+        if (cache.prefix) addInto(cache.prefix.dqkv[l]!, dAttended, P * 3 * D);
+        if (injected) addInto(dqkv, injected[l]!, T * 3 * D);
+      }
       ops.colSumAcc(gl.bqkv, dqkv, T);
       ops.matmulTNAcc(gl.wqkv, c.h1, dqkv, { m: T, k: D, n: 3 * D });
       ops.matmulNT(dh, dqkv, wl.wqkv, { m: T, k: 3 * D, n: D });
@@ -297,19 +384,21 @@ export class Gpt {
     }
     const tok = cache.tokens;
     for (let t = 0; t < T; t++) {
-      const [e, p] = [tok[t]! * D, t * D];
+      const [e, p] = [tok[t]! * D, (P + t) * D];
       for (let k = 0; k < D; k++) {
-        g.wte[e + k] = g.wte[e + k]! + dx[p + k]!;
-        g.wpe[p + k] = g.wpe[p + k]! + dx[p + k]!;
+        g.wte[e + k] = g.wte[e + k]! + dx[t * D + k]!;
+        g.wpe[p + k] = g.wpe[p + k]! + dx[t * D + k]!;
       }
     }
     if (w.prev && g.prev) {
       // x[t] += wte[tok[t-1]] @ prev: the map's gradient, then the previous tokens' embedding rows
-      ops.matmulTNAcc(g.prev, this.previousEmbeddings(previousIds(tok, -1)), dx, { m: T, k: D, n: D });
+      const previous = previousIds(tok, cache.prefix ? cache.prefix.cache.tokens[P - 1]! : -1);
+      ops.matmulTNAcc(g.prev, this.previousEmbeddings(previous), dx, { m: T, k: D, n: D });
       const de = ops.alloc(T * D);
       ops.matmulNT(de, dx, w.prev, { m: T, k: D, n: D });
-      for (let t = 1; t < T; t++) {
-        const e = tok[t - 1]! * D;
+      for (let t = 0; t < T; t++) {
+        if (previous[t]! < 0) continue;
+        const e = previous[t]! * D;
         for (let k = 0; k < D; k++) g.wte[e + k] = g.wte[e + k]! + de[t * D + k]!;
       }
     }
@@ -428,6 +517,11 @@ export class Gpt {
     const { config, params, meta } = decodeWeights(data, dtype);
     return { model: new Gpt(config, params, dtype), meta };
   }
+}
+
+/** a[i] += b[i] for i < n */
+function addInto(a: Arr, b: Arr, n: number): void {
+  for (let i = 0; i < n; i++) a[i] = a[i]! + b[i]!;
 }
 
 /** the id before each of `tokens` (`before` for the first: -1 at the start of a sequence) */

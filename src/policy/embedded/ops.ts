@@ -21,11 +21,16 @@ export interface MatShape {
   readonly n: number;
 }
 
-/** causal multi-head attention over t positions of width d; head width d / heads */
+/**
+ * causal multi-head attention over t positions of width d (head width d / heads), after `past`
+ * earlier positions (default 0) whose keys and values are also attended to: the rows of a shared
+ * prompt, computed once for every sequence that continues it
+ */
 export interface AttentionShape {
   readonly t: number;
   readonly d: number;
   readonly heads: number;
+  readonly past?: number;
 }
 
 /** attention of n new positions after `cached` earlier ones held in a KV cache */
@@ -69,11 +74,15 @@ export interface Ops<A extends Arr = Arr> {
   /** dg *= GELU'(u) elementwise over n */
   geluBackward(dg: A, u: A, n: number): void;
   /**
-   * y [t, d] = causal softmax(q k^T / sqrt(d / heads)) v per head, from qkv [t, 3d] (q | k | v, heads
-   * side by side); att [heads, t, t] keeps the probabilities (zero above the diagonal)
+   * y [t, d] = causal softmax(q k^T / sqrt(d / heads)) v per head, from qkv [past + t, 3d] (q | k | v,
+   * heads side by side; the queries of the past rows are not read); att [heads, t, past + t] keeps
+   * the probabilities (zero after each row's own position)
    */
   attention(y: A, att: A, qkv: A, s: AttentionShape): void;
-  /** dqkv [t, 3d] = the gradient of `attention` given dy and its att (overwritten, not added) */
+  /**
+   * dqkv [past + t, 3d] = the gradient of `attention` given dy and its att (overwritten, not added);
+   * the past rows get their key and value gradients and a zero query gradient
+   */
   attentionBackward(dqkv: A, dy: A, att: A, qkv: A, s: AttentionShape): void;
   /**
    * y [n, d] for n new positions (queries in qkv [n, 3d]) over the keys and values of positions

@@ -465,22 +465,26 @@ function attendCached(y: Arr, qkv: Arr, kv: KvBlock, layer: number, s: CachedAtt
 
 function attention(y: Arr, att: Arr, qkv: Arr, s: AttentionShape): void {
   const { t: T, d: D, heads: H } = s;
+  const P0 = s.past ?? 0;
+  const L = P0 + T;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
+  att.fill(0, 0, H * T * L);
   for (let h = 0; h < H; h++) {
     for (let t = 0; t < T; t++) {
-      const q = t * D3 + h * hd;
-      const ar = (h * T + t) * T;
+      const last = P0 + t;
+      const q = last * D3 + h * hd;
+      const ar = (h * T + t) * L;
       let max = Number.NEGATIVE_INFINITY;
-      for (let s = 0; s <= t; s++) {
+      for (let s = 0; s <= last; s++) {
         const k = s * D3 + D + h * hd;
         const sc = dot(qkv, q, qkv, k, hd) * scale;
         att[ar + s] = sc;
         if (sc > max) max = sc;
       }
       let sum = 0;
-      for (let s = 0; s <= t; s++) {
+      for (let s = 0; s <= last; s++) {
         const e = Math.exp(att[ar + s]! - max);
         att[ar + s] = e;
         sum += e;
@@ -488,7 +492,7 @@ function attention(y: Arr, att: Arr, qkv: Arr, s: AttentionShape): void {
       const inv = 1 / sum;
       const yr = t * D + h * hd;
       for (let d = 0; d < hd; d++) y[yr + d] = 0;
-      for (let s = 0; s <= t; s++) {
+      for (let s = 0; s <= last; s++) {
         const p = att[ar + s]! * inv;
         att[ar + s] = p;
         const v = s * D3 + 2 * D + h * hd;
@@ -500,24 +504,27 @@ function attention(y: Arr, att: Arr, qkv: Arr, s: AttentionShape): void {
 
 function attentionBackward(dqkv: Arr, dy: Arr, att: Arr, qkv: Arr, s: AttentionShape): void {
   const { t: T, d: D, heads: H } = s;
+  const P0 = s.past ?? 0;
+  const L = P0 + T;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
-  const tmp = new Float64Array(T);
-  dqkv.fill(0);
+  const tmp = new Float64Array(L);
+  dqkv.fill(0, 0, L * D3);
   for (let h = 0; h < H; h++) {
     for (let t = 0; t < T; t++) {
-      const ar = (h * T + t) * T;
+      const last = P0 + t;
+      const ar = (h * T + t) * L;
       const yr = t * D + h * hd;
-      const q = t * D3 + h * hd;
+      const q = last * D3 + h * hd;
       let sum = 0;
-      for (let s = 0; s <= t; s++) {
+      for (let s = 0; s <= last; s++) {
         const v = s * D3 + 2 * D + h * hd;
         const da = dot(dy, yr, qkv, v, hd);
         tmp[s] = da;
         sum += att[ar + s]! * da;
       }
-      for (let s = 0; s <= t; s++) {
+      for (let s = 0; s <= last; s++) {
         const p = att[ar + s]!;
         const k = s * D3 + D + h * hd;
         const v = k + D;

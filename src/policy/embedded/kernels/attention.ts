@@ -31,7 +31,7 @@ import {
  */
 const transposedStride = (T: number) => ((T + 3) & ~3) + 4;
 
-/** copies a [T, T] matrix between a dense array and linear memory rows of stride ld */
+/** copies `rows` rows of `cols` floats between a dense array and linear memory rows of stride ld */
 function copyRows(
   dst: Float32Array,
   dOff: number,
@@ -39,14 +39,22 @@ function copyRows(
   src: Float32Array,
   sOff: number,
   sLd: number,
-  T: number,
+  rows: number,
+  cols: number,
 ): void {
-  if (dLd === T && sLd === T) {
-    dst.set(src.subarray(sOff, sOff + T * T), dOff);
+  if (dLd === cols && sLd === cols) {
+    dst.set(src.subarray(sOff, sOff + rows * cols), dOff);
     return;
   }
-  for (let t = 0; t < T; t++) dst.set(src.subarray(sOff + t * sLd, sOff + t * sLd + T), dOff + t * dLd);
+  for (let t = 0; t < rows; t++) dst.set(src.subarray(sOff + t * sLd, sOff + t * sLd + cols), dOff + t * dLd);
 }
+
+/**
+ * With past positions (a shared prompt's, see `AttentionShape`) the score matrices are [T, P + T]
+ * and the causal boundary is off the tile diagonal, so the products run whole and the softmax
+ * kernels' exact zeros do the masking; without, the causal modes skip the blocks above it.
+ */
+const causalOr = (past: number, mode: number): number => (past === 0 ? mode : Causal.none);
 
 export function attentionForwardF32(
   y: Float32Array,
@@ -55,23 +63,26 @@ export function attentionForwardF32(
   s: AttentionShape,
 ): void {
   const { t: T, d: D, heads: H } = s;
+  const P0 = s.past ?? 0;
+  const L = P0 + T;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
-  const ld = (T + 3) & ~3;
-  const ldt = transposedStride(T);
-  const [pqkv, pkt, pv, ps, py] = regions(T * D3, hd * ldt, T * hd, T * ld, T * D);
+  const ld = (L + 3) & ~3;
+  const ldt = transposedStride(L);
+  const [pqkv, pkt, pv, ps, py] = regions(L * D3, hd * ldt, L * hd, T * ld, T * D);
   const h = heap();
-  h.set(qkv.subarray(0, T * D3), pqkv);
+  h.set(qkv.subarray(0, L * D3), pqkv);
   for (let hh = 0; hh < H; hh++) {
-    const q = pqkv + hh * hd;
-    // B operands go in with short, unaligned row strides: K^T, and V as its own [T, hd]
-    stranspose(pkt, q + D, T, hd, D3, ldt);
-    scopy(pv, hd, q + 2 * D, D3, T, hd);
-    sgemm(ps, ld, q, D3, 1, pkt, ldt, 0, T, hd, T, false, false, Causal.columns);
-    vmath.softmaxCausal(ps * 4, T, ld, scale, 0);
-    copyRows(att, hh * T * T, T, h, ps, ld, T);
-    sgemm(py + hh * hd, D, ps, ld, 1, pv, hd, 0, T, T, hd, false, false, Causal.kUpTo);
+    const kv = pqkv + hh * hd;
+    const q = kv + P0 * D3;
+    // B operands go in with short, unaligned row strides: K^T, and V as its own [L, hd]
+    stranspose(pkt, kv + D, L, hd, D3, ldt);
+    scopy(pv, hd, kv + 2 * D, D3, L, hd);
+    sgemm(ps, ld, q, D3, 1, pkt, ldt, 0, T, hd, L, false, false, causalOr(P0, Causal.columns));
+    vmath.softmaxCausal(ps * 4, T, ld, scale, P0);
+    copyRows(att, hh * T * L, L, h, ps, ld, T, L);
+    sgemm(py + hh * hd, D, ps, ld, 1, pv, hd, 0, T, L, hd, false, false, causalOr(P0, Causal.kUpTo));
   }
   y.set(h.subarray(py, py + T * D));
 }
@@ -84,51 +95,56 @@ export function attentionBackwardF32(
   s: AttentionShape,
 ): void {
   const { t: T, d: D, heads: H } = s;
+  const P0 = s.past ?? 0;
+  const L = P0 + T;
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
-  const ld = (T + 3) & ~3;
-  const ldt = transposedStride(T);
+  const ld = (L + 3) & ~3;
+  const ldt = transposedStride(L);
   const [pqkv, pdy, pp, pds, pvt, pq, pk, pg, pdq] = regions(
-    T * D3,
+    L * D3,
     T * D,
     T * ld,
     T * ld,
     hd * ldt,
     T * hd,
+    L * hd,
     T * hd,
-    T * hd,
-    T * D3,
+    L * D3,
   );
   const h = heap();
-  h.set(qkv.subarray(0, T * D3), pqkv);
+  h.set(qkv.subarray(0, L * D3), pqkv);
   h.set(dy.subarray(0, T * D), pdy);
-  if (ld !== T) {
+  if (ld !== L) {
     // the padding columns of P are read by the vector loops, and must be zero like the rest of
     // the upper triangle
     h.fill(0, pp, pp + T * ld);
   }
+  // the past rows have no query gradient
+  h.fill(0, pdq, pdq + P0 * D3);
   for (let hh = 0; hh < H; hh++) {
-    const q = pqkv + hh * hd;
-    const k = q + D;
-    const v = q + 2 * D;
+    const kv = pqkv + hh * hd;
+    const q = kv + P0 * D3;
+    const k = kv + D;
+    const v = kv + 2 * D;
     const g = pdy + hh * hd;
-    copyRows(h, pp, ld, att, hh * T * T, T, T);
-    stranspose(pvt, v, T, hd, D3, ldt);
-    for (const [dst, src, lds] of [
-      [pq, q, D3],
-      [pk, k, D3],
-      [pg, g, D],
+    copyRows(h, pp, ld, att, hh * T * L, L, T, L);
+    stranspose(pvt, v, L, hd, D3, ldt);
+    for (const [dst, src, lds, rows] of [
+      [pq, q, D3, T],
+      [pk, k, D3, L],
+      [pg, g, D, T],
     ] as const)
-      scopy(dst, hd, src, lds, T, hd);
-    sgemm(pds, ld, g, D, 1, pvt, ldt, 0, T, hd, T, false, false, Causal.columns);
-    vmath.softmaxCausalBackward(pp * 4, pds * 4, T, ld, scale);
+      scopy(dst, hd, src, lds, rows, hd);
+    sgemm(pds, ld, g, D, 1, pvt, ldt, 0, T, hd, L, false, false, causalOr(P0, Causal.columns));
+    vmath.softmaxCausalBackward(pp * 4, pds * 4, T, ld, scale, P0);
     const dq = pdq + hh * hd;
-    sgemm(dq, D3, pds, ld, 1, pk, hd, 0, T, T, hd, false, false, Causal.kUpTo);
-    sgemm(dq + D, D3, pds, 1, ld, pq, hd, 0, T, T, hd, false, false, Causal.kFrom);
-    sgemm(dq + 2 * D, D3, pp, 1, ld, pg, hd, 0, T, T, hd, false, false, Causal.kFrom);
+    sgemm(dq + P0 * D3, D3, pds, ld, 1, pk, hd, 0, T, L, hd, false, false, causalOr(P0, Causal.kUpTo));
+    sgemm(dq + D, D3, pds, 1, ld, pq, hd, 0, L, T, hd, false, false, causalOr(P0, Causal.kFrom));
+    sgemm(dq + 2 * D, D3, pp, 1, ld, pg, hd, 0, L, T, hd, false, false, causalOr(P0, Causal.kFrom));
   }
-  dqkv.set(h.subarray(pdq, pdq + T * D3));
+  dqkv.set(h.subarray(pdq, pdq + L * D3));
 }
 
 /**

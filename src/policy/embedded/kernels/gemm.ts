@@ -635,7 +635,7 @@ export const vmath = instance.exports as unknown as {
   gelu(out: number, u: number, n: number): void;
   geluBackward(dg: number, u: number, n: number): void;
   softmaxCausal(s: number, T: number, ld: number, scale: number, offset: number): void;
-  softmaxCausalBackward(p: number, d: number, T: number, ld: number, scale: number): void;
+  softmaxCausalBackward(p: number, d: number, T: number, ld: number, scale: number, offset: number): void;
   layerNorm(
     out: number,
     x: number,

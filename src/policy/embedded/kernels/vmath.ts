@@ -347,14 +347,16 @@ function buildSoftmaxCausal(fused: boolean): Fn {
 }
 
 /**
- * softmaxCausalBackward(P, D, T, ld, scale): with P the causal softmax and D = dP (both stride ld),
- * D becomes dS = scale * P * (dP - rowsum(P * dP)), zero after the diagonal. dP is only read up to
- * the next multiple of 4 past t, and its lanes after t are zeroed first (they may be stale memory).
+ * softmaxCausalBackward(P, D, T, ld, scale, offset): with P the causal softmax and D = dP (both
+ * stride ld), D becomes dS = scale * P * (dP - rowsum(P * dP)), zero after each row's position
+ * t + offset (offset as in softmaxCausal). dP is only read up to the next multiple of 4 past that
+ * position, and its lanes after it are zeroed first (they may be stale memory).
  */
 function buildSoftmaxCausalBackward(): Fn {
-  const f = new Fn('softmaxCausalBackward', [I32, I32, I32, I32, F32]);
-  const [P, Dp, T, ld, scale] = [0, 1, 2, 3, 4];
+  const f = new Fn('softmaxCausalBackward', [I32, I32, I32, I32, F32, I32]);
+  const [P, Dp, T, ld, scale, offset] = [0, 1, 2, 3, 4, 5];
   const t = f.local(I32);
+  const last = f.local(I32);
   const rp = f.local(I32);
   const rd = f.local(I32);
   const n4 = f.local(I32);
@@ -384,12 +386,13 @@ function buildSoftmaxCausalBackward(): Fn {
     () => {
       f.get(P).get(t).get(ld).op(Op.i32Mul, Op.i32Add).set(rp);
       f.get(Dp).get(t).get(ld).op(Op.i32Mul, Op.i32Add).set(rd);
-      f.get(t).i32(4).op(Op.i32Add).i32(-4).op(Op.i32And).set(n4);
+      f.get(t).get(offset).op(Op.i32Add).set(last);
+      f.get(last).i32(4).op(Op.i32Add).i32(-4).op(Op.i32And).set(n4);
       f.get(rd).get(n4).i32(2).op(Op.i32Shl, Op.i32Add).set(end);
       fillScalar(
         f,
         rd,
-        () => f.get(t).i32(1).op(Op.i32Add),
+        () => f.get(last).i32(1).op(Op.i32Add),
         () => f.get(n4),
         q,
         0,
