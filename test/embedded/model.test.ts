@@ -85,7 +85,7 @@ describe('embedded model', () => {
       const grouped = model.zerosLike();
       const prefix = model.prefix(shared);
       rests.forEach((r, i) => {
-        const f = model.forward(r, prefix);
+        const f = model.forward(r, { prefix });
         const tol = dtype === 'float64' ? 1e-12 : 1e-4;
         for (let j = 0; j < f.logits.length; j++)
           if (Math.abs(f.logits[j]! - fullLogits[i]![j]!) > tol * (1 + Math.abs(fullLogits[i]![j]!)))
@@ -106,17 +106,51 @@ describe('embedded model', () => {
     },
   );
 
+  it.each([{ tied: true }, { tied: false }])(
+    'logits of chosen rows are those rows of the full logits, and so is their gradient (tied: $tied)',
+    ({ tied }) => {
+      const c = { ...config, tiedEmbeddings: tied, previousTokenEmbedding: true };
+      const model = sharpModel(c, 9).clone('float64');
+      const V = c.vocabSize;
+      const tokens = randomTokens(10, 30, V);
+      const rows = [0, 4, 5, 17, 29];
+      const rng = new Rng(11);
+      const dl = Float64Array.from({ length: rows.length * V }, () => rng.normal());
+      const full = model.forward(tokens);
+      const dFull = new Float64Array(full.logits.length);
+      for (const [j, r] of rows.entries()) dFull.set(dl.subarray(j * V, (j + 1) * V), r * V);
+      const [gFull, gRows] = [model.zerosLike(), model.zerosLike()];
+      model.backward(full.cache, dFull, gFull);
+      const some = model.forward(tokens, { rows });
+      expect(some.logits.length).toBe(rows.length * V);
+      for (const [j, r] of rows.entries())
+        for (let k = 0; k < V; k++) expect(some.logits[j * V + k]).toBeCloseTo(full.logits[r * V + k]!, 12);
+      model.backward(some.cache, dl, gRows);
+      let worst = 0;
+      let scale = 0;
+      for (let i = 0; i < gFull.length; i++) {
+        worst = Math.max(worst, Math.abs(gFull[i]! - gRows[i]!));
+        scale = Math.max(scale, Math.abs(gFull[i]!));
+      }
+      expect(worst).toBeLessThan(1e-12 * scale);
+      expect(() => model.forward(tokens, { rows: [3, 3] })).toThrow(/must ascend/);
+      expect(() => model.forward(tokens, { rows: [30] })).toThrow(/must ascend/);
+    },
+  );
+
   it('a prefix cannot continue a prefix, and has no logits to take a gradient from', () => {
     const model = Gpt.init(config, 1);
     const prefix = model.prefix([1, 2, 3]);
     expect(() => model.prefix([1]).cache.layers.length).not.toThrow();
-    expect(() => model.forward([4, 5], { ...prefix, cache: model.forward([6], prefix).cache })).toThrow(
-      /cannot itself continue a prefix/,
-    );
+    expect(() =>
+      model.forward([4, 5], { prefix: { ...prefix, cache: model.forward([6], { prefix }).cache } }),
+    ).toThrow(/cannot itself continue a prefix/);
     expect(() =>
       model.backward(prefix.cache, new Float32Array(3 * config.vocabSize), model.zerosLike()),
     ).toThrow(/backwardPrefix/);
-    expect(() => model.forward(randomTokens(1, 38, config.vocabSize), prefix)).toThrow(/exceeds the context/);
+    expect(() => model.forward(randomTokens(1, 38, config.vocabSize), { prefix })).toThrow(
+      /exceeds the context/,
+    );
   });
 
   it('a previous-token map added at zero keeps the function; trained, it feeds every position but the first', () => {

@@ -14,7 +14,7 @@
  */
 
 import { addLogprobGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
-import { type Arr, allocate, type Gpt } from '../../policy/embedded/model.js';
+import { type Arr, allocate, type ForwardResult, type Gpt } from '../../policy/embedded/model.js';
 import type { ForwardBackwardResult } from '../learner.js';
 import { type PromptGroup, promptGroups } from './shared-prompts.js';
 
@@ -161,6 +161,22 @@ export function targetWeight(batch: readonly SupervisedSequence[]): number {
   return w;
 }
 
+/** the positions t >= 1 whose token is a target (mask > 0; every one when there is no mask) */
+function targetPositions(s: SupervisedSequence): number[] {
+  const out: number[] = [];
+  for (let t = 1; t < s.tokens.length; t++) if ((s.lossMask?.[t] ?? 1) > 0) out.push(t);
+  return out;
+}
+
+/**
+ * The forward pass whose logits row j predicts `targets[j]`: only those rows go through the output
+ * projection, unless every row but the last is one (an unmasked sequence), which is the full pass.
+ */
+function forwardAt(model: Gpt, s: SupervisedSequence, targets: readonly number[]): ForwardResult {
+  if (targets.length === s.tokens.length - 1) return model.forward(s.tokens);
+  return model.forward(s.tokens, { rows: targets.map((t) => t - 1) });
+}
+
 export interface CrossEntropySums extends LossSums {
   /** summed weighted negative log-likelihood of the targets */
   readonly lossSum: number;
@@ -188,15 +204,16 @@ export function crossEntropySumAndGrad(
   let loss = 0;
   let n = 0;
   for (const s of batch) {
-    const { logits, cache } = model.forward(s.tokens);
+    const targets = targetPositions(s);
+    if (targets.length === 0) continue;
+    const { logits, cache } = forwardAt(model, s, targets);
     const dlogits = grads ? allocate(model.dtype, logits.length) : null;
-    for (let t = 1; t < s.tokens.length; t++) {
+    for (const [j, t] of targets.entries()) {
       const w = s.lossMask?.[t] ?? 1;
-      if (w <= 0) continue;
       const y = s.tokens[t]!;
-      loss -= w * tokenLogprob(logits, V, t - 1, y);
+      loss -= w * tokenLogprob(logits, V, j, y);
       n++;
-      if (dlogits) addLogprobGrad(dlogits, logits, V, t - 1, y, (-w * coef) / denominator);
+      if (dlogits) addLogprobGrad(dlogits, logits, V, j, y, (-w * coef) / denominator);
     }
     if (grads && dlogits) model.backward(cache, dlogits, grads);
   }
@@ -248,12 +265,13 @@ export function heldOutScore(model: Gpt, sequences: readonly SupervisedSequence[
   let hits = 0;
   let n = 0;
   for (const s of sequences) {
-    const { logits } = model.forward(s.tokens);
-    for (let t = 1; t < s.tokens.length; t++) {
-      if ((s.lossMask?.[t] ?? 1) <= 0) continue;
+    const targets = targetPositions(s);
+    if (targets.length === 0) continue;
+    const { logits } = forwardAt(model, s, targets);
+    for (const [j, t] of targets.entries()) {
       const y = s.tokens[t]!;
-      loss -= tokenLogprob(logits, V, t - 1, y);
-      const row = (t - 1) * V;
+      loss -= tokenLogprob(logits, V, j, y);
+      const row = j * V;
       let best = 0;
       for (let j = 1; j < V; j++) if (logits[row + j]! > logits[row + best]!) best = j;
       if (best === y) hits++;
@@ -380,24 +398,30 @@ export function grpoSumsAndGrad(
     if (needsReference && !reference) throw new Error('GRPO: no reference model and no refLogprobs');
     const refPrefix = P > 0 && needsReference ? reference!.prefix(prompt) : undefined;
     for (const s of members) {
-      const { logits, cache } = model.forward(s.tokens, prefix);
-      const lp = sequenceLogprobs(logits, V, s.tokens);
+      // only the rows that predict a target go through the output projection; a sequence with
+      // none adds nothing to the loss or the gradient
+      const targets = targetPositions(s);
+      if (targets.length === 0) continue;
+      const rows = targets.map((t) => t - 1);
+      const { logits, cache } = model.forward(s.tokens, { prefix, rows });
       // the ratio's logprobs at the sampling temperature; d/dz log softmax(z/T) = (1/T) (onehot - softmax(z/T))
       let tempered = logits;
       if (T !== 1) {
         tempered = allocate(model.dtype, logits.length);
         for (let j = 0; j < logits.length; j++) tempered[j] = logits[j]! / T;
       }
-      const lpT = T === 1 ? lp : sequenceLogprobs(tempered, V, s.tokens);
-      let ref: ArrayLike<number> | null = s.refLogprobs ?? null;
-      if (!ref && beta !== 0)
-        ref = sequenceLogprobs(reference!.forward(s.tokens, refPrefix).logits, V, s.tokens);
+      const refLogits =
+        !s.refLogprobs && beta !== 0
+          ? reference!.forward(s.tokens, { prefix: refPrefix, rows }).logits
+          : null;
       const dlogits = grads ? allocate(model.dtype, logits.length) : null;
-      for (let t = 1; t < s.tokens.length; t++) {
-        if (s.lossMask[t]! <= 0) continue;
+      for (const [j, t] of targets.entries()) {
         n++;
+        const token = s.tokens[t]!;
+        const logp = tokenLogprob(logits, V, j, token);
+        const logpT = T === 1 ? logp : tokenLogprob(tempered, V, j, token);
         const A = typeof s.advantage === 'number' ? s.advantage : s.advantage[t]!;
-        const ratio = Math.exp(lpT[t]! - s.oldLogprobs[t]!);
+        const ratio = Math.exp(logpT - s.oldLogprobs[t]!);
         const cr = Math.min(Math.max(ratio, 1 - eps), 1 + eps);
         const unclipped = -A * ratio;
         const clippedLoss = -A * cr;
@@ -411,16 +435,15 @@ export function grpoSumsAndGrad(
           dlpT = -A * ratio;
         }
         let dlp = 0;
-        if (ref && beta !== 0) {
-          const logp = lp[t]!;
-          const d = ref[t]! - logp;
+        if (beta !== 0) {
+          const ref = s.refLogprobs ? s.refLogprobs[t]! : tokenLogprob(refLogits!, V, j, token);
+          const d = ref - logp;
           const e = Math.exp(d);
           klSum += e - d - 1;
           dlp = beta * (1 - e);
         }
-        if (dlogits && dlpT !== 0)
-          addLogprobGrad(dlogits, tempered, V, t - 1, s.tokens[t]!, dlpT / T / denominator);
-        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, t - 1, s.tokens[t]!, dlp / denominator);
+        if (dlogits && dlpT !== 0) addLogprobGrad(dlogits, tempered, V, j, token, dlpT / T / denominator);
+        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, j, token, dlp / denominator);
       }
       if (grads && dlogits) model.backward(cache, dlogits, grads);
     }

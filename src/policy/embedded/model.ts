@@ -43,12 +43,26 @@ interface LayerCache extends BlockActs {
   readonly att: Arr; // [H, T, P + T] probabilities (s <= P + t)
 }
 
-/** the final LayerNorm's activations, what the output projection read */
+/** the final LayerNorm's activations, and the rows of them the output projection read */
 interface HeadActs {
   readonly x: Arr;
   readonly mean: Arr;
   readonly rstd: Arr;
   readonly h: Arr;
+  /** the rows whose logits were computed (null: all), and their h [rows, D] */
+  readonly rows: Int32Array | null;
+  readonly projected: Arr;
+}
+
+export interface ForwardOptions {
+  /** the prompt the tokens continue (see `Prefix`) */
+  readonly prefix?: Prefix;
+  /**
+   * the rows whose logits are wanted, ascending (default all): only they go through the output
+   * projection, which costs as much as a layer when the vocabulary is 8 times the width. The
+   * logits come packed, one row per entry.
+   */
+  readonly rows?: ArrayLike<number>;
 }
 
 /** the activations of one sequence, kept for the backward pass */
@@ -74,7 +88,7 @@ export interface Prefix {
 }
 
 export interface ForwardResult {
-  /** [T, vocab] row-major */
+  /** [T, vocab] row-major, or [rows, vocab] for the rows asked for */
   readonly logits: Arr;
   readonly cache: ForwardCache;
 }
@@ -235,31 +249,48 @@ export class Gpt {
 
   /** the final LayerNorm and the logits [rows, vocab]; `rowwise`: see `Ops.matmulNT` */
   private head(x: Arr, rows: number, rowwise: boolean): { logits: Arr; mean: Arr; rstd: Arr; h: Arr } {
+    const D = this.config.dModel;
+    const ops = this.ops;
+    const [mean, rstd, h] = [ops.alloc(rows), ops.alloc(rows), ops.alloc(rows * D)];
+    ops.layerNorm(h, x, mean, rstd, this.w.lnfg, this.w.lnfb, rows);
+    return { logits: this.project(h, rows, rowwise), mean, rstd, h };
+  }
+
+  /** the logits [rows, vocab] of final-LayerNorm rows h [rows, D] */
+  private project(h: Arr, rows: number, rowwise: boolean): Arr {
     const { dModel: D, vocabSize: V } = this.config;
-    const [ops, w] = [this.ops, this.w];
-    const [mean, rstd, h, logits] = [
-      ops.alloc(rows),
-      ops.alloc(rows),
-      ops.alloc(rows * D),
-      ops.alloc(rows * V),
-    ];
-    ops.layerNorm(h, x, mean, rstd, w.lnfg, w.lnfb, rows);
-    if (w.head) ops.matmul(logits, h, w.head, null, { m: rows, k: D, n: V });
-    else ops.matmulNT(logits, h, w.wte, { m: rows, k: D, n: V, rowwise });
-    return { logits, mean, rstd, h };
+    const w = this.w;
+    const logits = this.ops.alloc(rows * V);
+    if (w.head) this.ops.matmul(logits, h, w.head, null, { m: rows, k: D, n: V });
+    else this.ops.matmulNT(logits, h, w.wte, { m: rows, k: D, n: V, rowwise });
+    return logits;
   }
 
   /**
    * Full causal forward over one sequence, or over the tokens that continue `prefix` (positions
    * after its own); keeps the activations for `backward`. The logits are those of `tokens`' rows.
    */
-  forward(tokens: ArrayLike<number>, prefix?: Prefix): ForwardResult {
-    const layers = this.forwardLayers(tokens, prefix ?? null);
+  forward(tokens: ArrayLike<number>, opts: ForwardOptions = {}): ForwardResult {
+    const layers = this.forwardLayers(tokens, opts.prefix ?? null);
     const x = layers.layers.at(-1)!.out;
     const T = layers.tokens.length;
-    const f = this.head(x, T, false);
-    const final = { x, mean: f.mean, rstd: f.rstd, h: f.h };
-    return { logits: f.logits, cache: { ...layers, final } };
+    if (!opts.rows) {
+      const f = this.head(x, T, false);
+      const final = { x, mean: f.mean, rstd: f.rstd, h: f.h, rows: null, projected: f.h };
+      return { logits: f.logits, cache: { ...layers, final } };
+    }
+    const D = this.config.dModel;
+    const rows = Int32Array.from(opts.rows);
+    const [mean, rstd, h] = [this.ops.alloc(T), this.ops.alloc(T), this.ops.alloc(T * D)];
+    this.ops.layerNorm(h, x, mean, rstd, this.w.lnfg, this.w.lnfb, T);
+    const projected = this.ops.alloc(rows.length * D);
+    for (const [j, r] of rows.entries()) {
+      if (!(r >= 0 && r < T) || (j > 0 && r <= rows[j - 1]!))
+        throw new Error(`logit rows must ascend within [0, ${T}); got ${r}`);
+      projected.set(h.subarray(r * D, (r + 1) * D), j * D);
+    }
+    const logits = this.project(projected, rows.length, false);
+    return { logits, cache: { ...layers, final: { x, mean, rstd, h, rows, projected } } };
   }
 
   /** the layers over a prompt that several sequences continue (see `Prefix`); no logits */
@@ -297,9 +328,9 @@ export class Gpt {
   }
 
   /**
-   * backward from dLoss/dlogits [T, vocab]; gradients are ADDED into `grads` (same layout as
-   * params), and, for a sequence that continues a prefix, its keys' and values' into the prefix's
-   * `dqkv`
+   * backward from dLoss/dlogits (shaped as `forward` returned the logits); gradients are ADDED into
+   * `grads` (same layout as params), and, for a sequence that continues a prefix, its keys' and
+   * values' into the prefix's `dqkv`
    */
   backward(cache: ForwardCache, dlogits: Arr, grads: Arr): void {
     const { dModel: D, vocabSize: V } = this.config;
@@ -308,13 +339,19 @@ export class Gpt {
     if (!cache.final) throw new Error('a prefix has no logits: its gradient comes with backwardPrefix');
     const g = this.gradViews(grads);
     const f = cache.final;
-    const dhf = ops.alloc(T * D);
+    const R = f.rows ? f.rows.length : T;
+    const dh = ops.alloc(R * D);
     if (w.head && g.head) {
-      ops.matmulNT(dhf, dlogits, w.head, { m: T, k: V, n: D });
-      ops.matmulTNAcc(g.head, f.h, dlogits, { m: T, k: D, n: V });
+      ops.matmulNT(dh, dlogits, w.head, { m: R, k: V, n: D });
+      ops.matmulTNAcc(g.head, f.projected, dlogits, { m: R, k: D, n: V });
     } else {
-      ops.matmul(dhf, dlogits, w.wte, null, { m: T, k: V, n: D });
-      ops.matmulTNAcc(g.wte, dlogits, f.h, { m: T, k: V, n: D });
+      ops.matmul(dh, dlogits, w.wte, null, { m: R, k: V, n: D });
+      ops.matmulTNAcc(g.wte, dlogits, f.projected, { m: R, k: V, n: D });
+    }
+    let dhf = dh;
+    if (f.rows) {
+      dhf = ops.alloc(T * D);
+      for (const [j, r] of f.rows.entries()) dhf.set(dh.subarray(j * D, (j + 1) * D), r * D);
     }
     const dx = ops.alloc(T * D);
     ops.layerNormBackward(dx, dhf, f.x, f.mean, f.rstd, w.lnfg, g.lnfg, g.lnfb, T);
