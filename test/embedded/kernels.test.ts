@@ -370,7 +370,8 @@ describe('attention after past positions (a shared prompt)', () => {
     for (const ops of [referenceOps, simdOps as unknown as Ops]) {
       const x = ops.dtype === 'float64' ? qkv : Float32Array.from(qkv);
       const y = ops.alloc(T * D);
-      const att = ops.alloc(H * T * L).fill(Number.NaN);
+      const stride = ops.attentionStride(L);
+      const att = ops.alloc(H * T * stride).fill(Number.NaN);
       const dqkv = ops.alloc(L * 3 * D).fill(Number.NaN);
       ops.attention(y, att, x, shape);
       ops.attentionBackward(dqkv, ops.dtype === 'float64' ? dyNew : Float32Array.from(dyNew), att, x, shape);
@@ -382,7 +383,7 @@ describe('attention after past positions (a shared prompt)', () => {
       for (let h = 0; h < H; h++)
         for (let t = 0; t < T; t++)
           for (let s = 0; s < L; s++) {
-            const [a, b] = [att[(h * T + t) * L + s]!, full.att[(h * L + P + t) * L + s]!];
+            const [a, b] = [att[(h * T + t) * stride + s]!, full.att[(h * L + P + t) * L + s]!];
             if (!close(a, b, 1)) expect.fail(`${ops.dtype} att[${h}, ${t}, ${s}]: ${a} vs ${b}`);
           }
       const scale = Math.max(...full.dqkv.map(Math.abs));

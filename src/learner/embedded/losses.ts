@@ -172,9 +172,14 @@ function targetPositions(s: SupervisedSequence): number[] {
  * The forward pass whose logits row j predicts `targets[j]`: only those rows go through the output
  * projection, unless every row but the last is one (an unmasked sequence), which is the full pass.
  */
-function forwardAt(model: Gpt, s: SupervisedSequence, targets: readonly number[]): ForwardResult {
-  if (targets.length === s.tokens.length - 1) return model.forward(s.tokens);
-  return model.forward(s.tokens, { rows: targets.map((t) => t - 1) });
+function forwardAt(
+  model: Gpt,
+  s: SupervisedSequence,
+  targets: readonly number[],
+  backward: boolean,
+): ForwardResult {
+  if (targets.length === s.tokens.length - 1) return model.forward(s.tokens, { backward });
+  return model.forward(s.tokens, { rows: targets.map((t) => t - 1), backward });
 }
 
 export interface CrossEntropySums extends LossSums {
@@ -206,7 +211,7 @@ export function crossEntropySumAndGrad(
   for (const s of batch) {
     const targets = targetPositions(s);
     if (targets.length === 0) continue;
-    const { logits, cache } = forwardAt(model, s, targets);
+    const { logits, cache } = forwardAt(model, s, targets, grads !== null);
     const dlogits = grads ? allocate(model.dtype, logits.length) : null;
     for (const [j, t] of targets.entries()) {
       const w = s.lossMask?.[t] ?? 1;
@@ -267,7 +272,7 @@ export function heldOutScore(model: Gpt, sequences: readonly SupervisedSequence[
   for (const s of sequences) {
     const targets = targetPositions(s);
     if (targets.length === 0) continue;
-    const { logits } = forwardAt(model, s, targets);
+    const { logits } = forwardAt(model, s, targets, false);
     for (const [j, t] of targets.entries()) {
       const y = s.tokens[t]!;
       loss -= tokenLogprob(logits, V, j, y);
@@ -393,17 +398,18 @@ export function grpoSumsAndGrad(
     const P = group.shared;
     const members = group.members.map((i) => continuation(batch[i]!, P));
     const prompt = batch[group.members[0]!]!.tokens.slice(0, P);
-    const prefix = P > 0 ? model.prefix(prompt) : undefined;
+    const backward = grads !== null;
+    const prefix = P > 0 ? model.prefix(prompt, { backward }) : undefined;
     const needsReference = beta !== 0 && members.some((s) => !s.refLogprobs);
     if (needsReference && !reference) throw new Error('GRPO: no reference model and no refLogprobs');
-    const refPrefix = P > 0 && needsReference ? reference!.prefix(prompt) : undefined;
+    const refPrefix = P > 0 && needsReference ? reference!.prefix(prompt, { backward: false }) : undefined;
     for (const s of members) {
       // only the rows that predict a target go through the output projection; a sequence with
       // none adds nothing to the loss or the gradient
       const targets = targetPositions(s);
       if (targets.length === 0) continue;
       const rows = targets.map((t) => t - 1);
-      const { logits, cache } = model.forward(s.tokens, { prefix, rows });
+      const { logits, cache } = model.forward(s.tokens, { prefix, rows, backward });
       // the ratio's logprobs at the sampling temperature; d/dz log softmax(z/T) = (1/T) (onehot - softmax(z/T))
       let tempered = logits;
       if (T !== 1) {
@@ -412,7 +418,7 @@ export function grpoSumsAndGrad(
       }
       const refLogits =
         !s.refLogprobs && beta !== 0
-          ? reference!.forward(s.tokens, { prefix: refPrefix, rows }).logits
+          ? reference!.forward(s.tokens, { prefix: refPrefix, rows, backward: false }).logits
           : null;
       const dlogits = grads ? allocate(model.dtype, logits.length) : null;
       for (const [j, t] of targets.entries()) {

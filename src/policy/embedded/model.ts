@@ -9,6 +9,8 @@
  * the WebAssembly SIMD kernels, float64 ones (gradient checks) the reference loops those are tested
  * against. One `block` function is the transformer layer of training, prefill and batched decoding.
  */
+
+import { BufferPool } from './buffer-pool.js';
 import {
   copyByName,
   type GptConfig,
@@ -40,7 +42,8 @@ type BlockActs = Readonly<
 interface LayerCache extends BlockActs {
   /** the rows attention read [P + T, 3D]: the prefix's, then these (`qkv` is a view of its end) */
   readonly attended: Arr;
-  readonly att: Arr; // [H, T, P + T] probabilities (s <= P + t)
+  /** [H, T, stride >= P + T] probabilities (s <= P + t; see Ops.attentionStride); null without backward */
+  readonly att: Arr | null;
 }
 
 /** the final LayerNorm's activations, and the rows of them the output projection read */
@@ -63,6 +66,11 @@ export interface ForwardOptions {
    * logits come packed, one row per entry.
    */
   readonly rows?: ArrayLike<number>;
+  /**
+   * false when no backward pass will follow (a reference model's logprobs, a score): the pass then
+   * keeps no attention probabilities, the largest of its activations. Default true
+   */
+  readonly backward?: boolean;
 }
 
 /** the activations of one sequence, kept for the backward pass */
@@ -73,6 +81,8 @@ export interface ForwardCache {
   readonly layers: readonly LayerCache[];
   /** null for a prefix, whose logits nothing reads */
   readonly final: HeadActs | null;
+  /** its backward pass has run, and handed its scratch arrays back for reuse */
+  spent: boolean;
 }
 
 /**
@@ -112,6 +122,8 @@ export class Gpt {
   private readonly ops: Ops;
   /** the tensors of `params` */
   private readonly w: Tensors;
+  /** attention probabilities and keys/values kept from a forward pass to its backward pass */
+  private readonly scratch: BufferPool;
 
   constructor(config: GptConfig, params?: Arr, dtype: DType = 'float32') {
     this.config = { ...config };
@@ -129,6 +141,7 @@ export class Gpt {
       this.params = allocate(dtype, this.layout.size);
     }
     this.w = tensorViews(this.layout, this.params);
+    this.scratch = new BufferPool((n) => this.ops.alloc(n));
   }
 
   static init(config: GptConfig, seed: number, dtype: DType = 'float32'): Gpt {
@@ -271,7 +284,7 @@ export class Gpt {
    * after its own); keeps the activations for `backward`. The logits are those of `tokens`' rows.
    */
   forward(tokens: ArrayLike<number>, opts: ForwardOptions = {}): ForwardResult {
-    const layers = this.forwardLayers(tokens, opts.prefix ?? null);
+    const layers = this.forwardLayers(tokens, opts.prefix ?? null, opts.backward ?? true);
     const x = layers.layers.at(-1)!.out;
     const T = layers.tokens.length;
     if (!opts.rows) {
@@ -293,14 +306,17 @@ export class Gpt {
     return { logits, cache: { ...layers, final: { x, mean, rstd, h, rows, projected } } };
   }
 
-  /** the layers over a prompt that several sequences continue (see `Prefix`); no logits */
-  prefix(tokens: ArrayLike<number>): Prefix {
-    const cache = this.forwardLayers(tokens, null);
+  /**
+   * the layers over a prompt that several sequences continue (see `Prefix`); no logits. `backward`:
+   * as in `ForwardOptions`
+   */
+  prefix(tokens: ArrayLike<number>, opts: { readonly backward?: boolean } = {}): Prefix {
+    const cache = this.forwardLayers(tokens, null, opts.backward ?? true);
     const rows = 3 * this.config.dModel * cache.tokens.length;
     return { cache, dqkv: cache.layers.map(() => this.ops.alloc(rows)) };
   }
 
-  private forwardLayers(tokens: ArrayLike<number>, prefix: Prefix | null): ForwardCache {
+  private forwardLayers(tokens: ArrayLike<number>, prefix: Prefix | null, backward: boolean): ForwardCache {
     const P = prefix?.cache.tokens.length ?? 0;
     if (prefix?.cache.prefix) throw new Error('a prefix cannot itself continue a prefix');
     this.checkTokens(tokens, P);
@@ -316,15 +332,19 @@ export class Gpt {
     const layers: LayerCache[] = [];
     const shape = { t: T, d: D, heads: nHead, past: P };
     for (let l = 0; l < nLayer; l++) {
-      const attended = this.ops.alloc((P + T) * 3 * D);
+      // both written whole before they are read; without a backward pass to give them back, they
+      // are not the pool's
+      const rows = (P + T) * 3 * D;
+      const attended = backward ? this.scratch.take(rows) : this.ops.alloc(rows);
       if (prefix) attended.set(prefix.cache.layers[l]!.attended.subarray(0, P * 3 * D));
       const acts = this.newActs(T, x, attended.subarray(P * 3 * D));
-      const c: LayerCache = { ...acts, attended, att: this.ops.alloc(nHead * T * (P + T)) };
+      const att = backward ? this.scratch.take(nHead * T * this.ops.attentionStride(P + T)) : null;
+      const c: LayerCache = { ...acts, attended, att };
       this.block(l, c, T, (y) => this.ops.attention(y, c.att, attended, shape));
       layers.push(c);
       x = c.out;
     }
-    return { tokens: tok, prefix, layers, final: null };
+    return { tokens: tok, prefix, layers, final: null, spent: !backward };
   }
 
   /**
@@ -384,11 +404,14 @@ export class Gpt {
     const T = cache.tokens.length;
     const P = cache.prefix?.cache.tokens.length ?? 0;
     const [ops, w] = [this.ops, this.w];
+    if (cache.spent)
+      throw new Error('a forward pass goes back once, and only if it kept its activations (backward: true)');
+    cache.spent = true;
     const [dg, dh, dy, dAttended] = [
       ops.alloc(T * 4 * D),
       ops.alloc(T * D),
       ops.alloc(T * D),
-      ops.alloc((P + T) * 3 * D),
+      this.scratch.take((P + T) * 3 * D),
     ];
     const dqkv = dAttended.subarray(P * 3 * D);
     const top = cache.layers.length - 1;
@@ -396,6 +419,7 @@ export class Gpt {
       const [c, wl, gl] = [cache.layers[l]!, w.layers[l]!, g.layers[l]!];
       if (injected && l === top) {
         dqkv.set(injected[l]!);
+        this.scratch.give(c.att!);
       } else {
         // out = x1 + GELU(h2 W1 + b1) W2 + b2
         ops.colSumAcc(gl.b2, dx, T);
@@ -410,7 +434,8 @@ export class Gpt {
         ops.colSumAcc(gl.bo, dx, T);
         ops.matmulTNAcc(gl.wo, c.y, dx, { m: T, k: D, n: D });
         ops.matmulNT(dy, dx, wl.wo, { m: T, k: D, n: D });
-        ops.attentionBackward(dAttended, dy, c.att, c.attended, { t: T, d: D, heads: nHead, past: P });
+        ops.attentionBackward(dAttended, dy, c.att!, c.attended, { t: T, d: D, heads: nHead, past: P });
+        this.scratch.give(c.att!);
         if (cache.prefix) addInto(cache.prefix.dqkv[l]!, dAttended, P * 3 * D);
         if (injected) addInto(dqkv, injected[l]!, T * 3 * D);
       }
@@ -418,7 +443,10 @@ export class Gpt {
       ops.matmulTNAcc(gl.wqkv, c.h1, dqkv, { m: T, k: D, n: 3 * D });
       ops.matmulNT(dh, dqkv, wl.wqkv, { m: T, k: 3 * D, n: D });
       ops.layerNormBackward(dx, dh, c.x, c.mean1, c.rstd1, wl.ln1g, gl.ln1g, gl.ln1b, T);
+      // a prefix's keys and values were read by every continuation's forward pass, all done now
+      this.scratch.give(c.attended);
     }
+    this.scratch.give(dAttended);
     const tok = cache.tokens;
     for (let t = 0; t < T; t++) {
       const [e, p] = [tok[t]! * D, (P + t) * D];

@@ -73,12 +73,15 @@ export interface Ops<A extends Arr = Arr> {
   gelu(out: A, u: A, n: number): void;
   /** dg *= GELU'(u) elementwise over n */
   geluBackward(dg: A, u: A, n: number): void;
+  /** the row stride of `attention`'s probabilities for `keys` positions: keys, or more (padding) */
+  attentionStride(keys: number): number;
   /**
    * y [t, d] = causal softmax(q k^T / sqrt(d / heads)) v per head, from qkv [past + t, 3d] (q | k | v,
-   * heads side by side; the queries of the past rows are not read); att [heads, t, past + t] keeps
-   * the probabilities (zero after each row's own position)
+   * heads side by side; the queries of the past rows are not read); att [heads, t,
+   * attentionStride(past + t)] keeps the probabilities (zero after each row's own position); null
+   * when no backward pass follows
    */
-  attention(y: A, att: A, qkv: A, s: AttentionShape): void;
+  attention(y: A, att: A | null, qkv: A, s: AttentionShape): void;
   /**
    * dqkv [past + t, 3d] = the gradient of `attention` given dy and its att (overwritten, not added);
    * the past rows get their key and value gradients and a zero query gradient

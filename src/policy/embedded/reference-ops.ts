@@ -463,10 +463,11 @@ function attendCached(y: Arr, qkv: Arr, kv: KvBlock, layer: number, s: CachedAtt
   }
 }
 
-function attention(y: Arr, att: Arr, qkv: Arr, s: AttentionShape): void {
+function attention(y: Arr, kept: Arr | null, qkv: Arr, s: AttentionShape): void {
   const { t: T, d: D, heads: H } = s;
   const P0 = s.past ?? 0;
   const L = P0 + T;
+  const att = kept ?? new Float64Array(H * T * L);
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
@@ -550,6 +551,7 @@ export const referenceOps: Ops = {
   layerNormBackward,
   gelu,
   geluBackward,
+  attentionStride: (keys) => keys,
   attention,
   attentionBackward,
   attendCached,

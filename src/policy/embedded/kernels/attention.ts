@@ -5,11 +5,13 @@
  *   forward:  S = Q K^T, P = softmax(scale * S) row-wise over s <= t, Y = P V
  *   backward: dP = dY V^T, dS = scale * P * (dP - rowsum(P * dP)), dQ = dS K, dK = dS^T Q, dV = P^T dY
  *
- * The causal modes of `sgemm` skip the blocks above the diagonal; P and dS keep exact zeros above it,
- * since the kernels only cut at tile granularity. In linear memory the [T, T] matrices have rows of
- * T rounded up to 4 floats, so the row-wise softmax kernels work in whole vectors without touching
- * the next row. Layouts outside match the reference kernels (reference-ops.ts): qkv [T, 3D] (q | k | v, heads
- * side by side), y/dy [T, D], att [H, T, T] with zeros above the diagonal.
+ * T rows may follow P past ones (a shared prompt's keys and values, see `AttentionShape`): the
+ * score matrices are then [T, P + T] and the diagonal sits P columns right. The causal modes of
+ * `sgemm` skip the blocks above it; P and dS keep exact zeros above it, since the kernels only cut
+ * at tile granularity. In linear memory the score matrices have rows of P + T rounded up to 4
+ * floats, so the row-wise softmax kernels work in whole vectors without touching the next row.
+ * Layouts outside match the reference kernels (reference-ops.ts): qkv [P + T, 3D] (q | k | v,
+ * heads side by side), y/dy [T, D]; att [H, T, stride] keeps linear memory's stride.
  */
 import type { AttentionShape, CachedAttentionShape, KvBlock } from '../ops.js';
 import {
@@ -31,34 +33,15 @@ import {
  */
 const transposedStride = (T: number) => ((T + 3) & ~3) + 4;
 
-/** copies `rows` rows of `cols` floats between a dense array and linear memory rows of stride ld */
-function copyRows(
-  dst: Float32Array,
-  dOff: number,
-  dLd: number,
-  src: Float32Array,
-  sOff: number,
-  sLd: number,
-  rows: number,
-  cols: number,
-): void {
-  if (dLd === cols && sLd === cols) {
-    dst.set(src.subarray(sOff, sOff + rows * cols), dOff);
-    return;
-  }
-  for (let t = 0; t < rows; t++) dst.set(src.subarray(sOff + t * sLd, sOff + t * sLd + cols), dOff + t * dLd);
-}
-
 /**
- * With past positions (a shared prompt's, see `AttentionShape`) the score matrices are [T, P + T]
- * and the causal boundary is off the tile diagonal, so the products run whole and the softmax
- * kernels' exact zeros do the masking; without, the causal modes skip the blocks above it.
+ * Probabilities keep linear memory's row stride (keys rounded up to 4 floats, the padding zero) in
+ * the cache too, so a head's [T, ld] block goes out and back in one copy rather than row by row.
  */
-const causalOr = (past: number, mode: number): number => (past === 0 ? mode : Causal.none);
+export const attentionStrideF32 = (keys: number): number => (keys + 3) & ~3;
 
 export function attentionForwardF32(
   y: Float32Array,
-  att: Float32Array,
+  att: Float32Array | null,
   qkv: Float32Array,
   s: AttentionShape,
 ): void {
@@ -68,7 +51,7 @@ export function attentionForwardF32(
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
-  const ld = (L + 3) & ~3;
+  const ld = attentionStrideF32(L);
   const ldt = transposedStride(L);
   const [pqkv, pkt, pv, ps, py] = regions(L * D3, hd * ldt, L * hd, T * ld, T * D);
   const h = heap();
@@ -79,10 +62,10 @@ export function attentionForwardF32(
     // B operands go in with short, unaligned row strides: K^T, and V as its own [L, hd]
     stranspose(pkt, kv + D, L, hd, D3, ldt);
     scopy(pv, hd, kv + 2 * D, D3, L, hd);
-    sgemm(ps, ld, q, D3, 1, pkt, ldt, 0, T, hd, L, false, false, causalOr(P0, Causal.columns));
+    sgemm(ps, ld, q, D3, 1, pkt, ldt, 0, T, hd, L, false, false, Causal.columns, P0);
     vmath.softmaxCausal(ps * 4, T, ld, scale, P0);
-    copyRows(att, hh * T * L, L, h, ps, ld, T, L);
-    sgemm(py + hh * hd, D, ps, ld, 1, pv, hd, 0, T, L, hd, false, false, causalOr(P0, Causal.kUpTo));
+    att?.set(h.subarray(ps, ps + T * ld), hh * T * ld);
+    sgemm(py + hh * hd, D, ps, ld, 1, pv, hd, 0, T, L, hd, false, false, Causal.kUpTo, P0);
   }
   y.set(h.subarray(py, py + T * D));
 }
@@ -100,7 +83,7 @@ export function attentionBackwardF32(
   const hd = D / H;
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
-  const ld = (L + 3) & ~3;
+  const ld = attentionStrideF32(L);
   const ldt = transposedStride(L);
   const [pqkv, pdy, pp, pds, pvt, pq, pk, pg, pdq] = regions(
     L * D3,
@@ -116,11 +99,6 @@ export function attentionBackwardF32(
   const h = heap();
   h.set(qkv.subarray(0, L * D3), pqkv);
   h.set(dy.subarray(0, T * D), pdy);
-  if (ld !== L) {
-    // the padding columns of P are read by the vector loops, and must be zero like the rest of
-    // the upper triangle
-    h.fill(0, pp, pp + T * ld);
-  }
   // the past rows have no query gradient
   h.fill(0, pdq, pdq + P0 * D3);
   for (let hh = 0; hh < H; hh++) {
@@ -129,7 +107,8 @@ export function attentionBackwardF32(
     const k = kv + D;
     const v = kv + 2 * D;
     const g = pdy + hh * hd;
-    copyRows(h, pp, ld, att, hh * T * L, L, T, L);
+    // the padding columns of P, read by the vector loops, come in zero like the rest of the upper triangle
+    h.set(att.subarray(hh * T * ld, (hh + 1) * T * ld), pp);
     stranspose(pvt, v, L, hd, D3, ldt);
     for (const [dst, src, lds, rows] of [
       [pq, q, D3, T],
@@ -137,12 +116,12 @@ export function attentionBackwardF32(
       [pg, g, D, T],
     ] as const)
       scopy(dst, hd, src, lds, rows, hd);
-    sgemm(pds, ld, g, D, 1, pvt, ldt, 0, T, hd, L, false, false, causalOr(P0, Causal.columns));
+    sgemm(pds, ld, g, D, 1, pvt, ldt, 0, T, hd, L, false, false, Causal.columns, P0);
     vmath.softmaxCausalBackward(pp * 4, pds * 4, T, ld, scale, P0);
     const dq = pdq + hh * hd;
-    sgemm(dq + P0 * D3, D3, pds, ld, 1, pk, hd, 0, T, L, hd, false, false, causalOr(P0, Causal.kUpTo));
-    sgemm(dq + D, D3, pds, 1, ld, pq, hd, 0, L, T, hd, false, false, causalOr(P0, Causal.kFrom));
-    sgemm(dq + 2 * D, D3, pp, 1, ld, pg, hd, 0, L, T, hd, false, false, causalOr(P0, Causal.kFrom));
+    sgemm(dq + P0 * D3, D3, pds, ld, 1, pk, hd, 0, T, L, hd, false, false, Causal.kUpTo, P0);
+    sgemm(dq + D, D3, pds, 1, ld, pq, hd, 0, L, T, hd, false, false, Causal.kFrom, P0);
+    sgemm(dq + 2 * D, D3, pp, 1, ld, pg, hd, 0, L, T, hd, false, false, Causal.kFrom, P0);
   }
   dqkv.set(h.subarray(pdq, pdq + L * D3));
 }
@@ -245,7 +224,7 @@ export function attendCachedF32(
     // every row gets all L scores; those past its position are masked by the softmax
     sdotnt(ps, ld, pq + o, D3, pk + o, D, 0, n, hd, L, false, false);
     vmath.softmaxCausal(ps * 4, n, ld, scale, p0);
-    sgemm(py + o, D, ps, ld, 1, pv + o, D, 0, n, L, hd, false, false);
+    sgemm(py + o, D, ps, ld, 1, pv + o, D, 0, n, L, hd, false, false, Causal.kUpTo, p0);
   }
   y.set(h.subarray(py, py + n * D));
 }

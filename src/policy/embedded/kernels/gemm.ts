@@ -35,14 +35,17 @@ const TILE_VECS = 2;
 const BLOCK_ROWS = TILE_ROWS;
 const STRIP_COLS = 4 * TILE_VECS;
 
-/** causal restrictions of `sgemm`, per block of tile rows starting at row i0 */
+/**
+ * causal restrictions of `sgemm`, per block of tile rows starting at row i0, with the diagonal
+ * moved right by `offset` (the earlier positions every row also sees)
+ */
 export const Causal = {
   none: 0,
-  /** only columns j < i0 + rows (scores = Q K^T: later columns are masked anyway) */
+  /** only columns j < i0 + rows + offset (scores = Q K^T: later columns are masked anyway) */
   columns: 1,
-  /** only k < i0 + rows (P V with P lower triangular) */
+  /** only k < i0 + rows + offset (P V with P lower triangular) */
   kUpTo: 2,
-  /** only k >= i0 (P^T dY with P lower triangular) */
+  /** only k >= i0 - offset (P^T dY with P lower triangular) */
   kFrom: 3,
 } as const;
 
@@ -74,8 +77,10 @@ function storeRow(f: Fn, cp: number, accs: readonly number[], flags: number): vo
 }
 
 function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
-  const f = new Fn('sgemm', Array(12).fill(I32));
-  const [c, ldc, a, rsA, csA, b, ldb, bias, M, K, N, flags] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] as const;
+  const f = new Fn('sgemm', Array(13).fill(I32));
+  const [c, ldc, a, rsA, csA, b, ldb, bias, M, K, N, flags, off] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+  ] as const;
   const i0 = f.local(I32);
   const j = f.local(I32);
   const kbeg = f.local(I32);
@@ -174,10 +179,15 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   const rowBlock = (R: number) => {
     f.i32(0).set(kbeg).get(K).set(kend).get(N).set(jend);
     const isMode = (m: number) => () => f.get(mode).i32(m).op(Op.i32Eq);
-    f.get(i0).i32(R).op(Op.i32Add).set(tmp);
+    f.get(i0).i32(R).op(Op.i32Add).get(off).op(Op.i32Add).set(tmp);
     f.when(isMode(Causal.columns), () => minInto(jend, N, tmp));
     f.when(isMode(Causal.kUpTo), () => minInto(kend, K, tmp));
-    f.when(isMode(Causal.kFrom), () => minInto(kbeg, K, i0));
+    f.when(isMode(Causal.kFrom), () => {
+      // max(i0 - off, 0), then at most K
+      f.get(i0).get(off).op(Op.i32Sub).set(tmp);
+      f.get(tmp).i32(0).get(tmp).i32(0).op(Op.i32GtS, Op.select).set(tmp);
+      minInto(kbeg, K, tmp);
+    });
     f.i32(0).set(j);
     f.steps(j, jend, 4 * VW, () => tile(R, VW));
     if (VW > 1) f.steps(j, jend, 4, () => tile(R, 1));
@@ -774,7 +784,7 @@ export function heap(): Float32Array {
 /**
  * Raw kernel on linear memory (float offsets, element strides): for i < M, j < N
  * C[c + i*ldc + j] (+)= sum_k A[a + i*rsA + k*csA] * B[b + k*ldb + j] (+ bias[j]), k and j limited
- * per block of rows by `causal`.
+ * per block of rows by `causal` and its diagonal's `offset`.
  */
 export function sgemm(
   c: number,
@@ -791,9 +801,10 @@ export function sgemm(
   accumulate: boolean,
   hasBias: boolean,
   causal: number = Causal.none,
+  offset = 0,
 ): void {
   const flags = (accumulate ? FLAG_ACCUMULATE : 0) | (hasBias ? FLAG_BIAS : 0) | (causal << 2);
-  sgemmRaw(c * 4, ldc, a * 4, rsA, csA, b * 4, ldb, bias * 4, M, K, N, flags);
+  sgemmRaw(c * 4, ldc, a * 4, rsA, csA, b * 4, ldb, bias * 4, M, K, N, flags, offset);
 }
 
 /** raw dot-product kernel: C[c + i*ldc + j] (+)= sum_k A[a + i*lda + k] * B[b + j*ldb + k] (+ bias[j]) */
