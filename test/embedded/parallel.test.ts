@@ -11,7 +11,12 @@ import {
   type SupervisedSequence,
   sequenceLogprobs,
 } from '../../src/learner/embedded/losses.js';
-import { GradientPool, sharedModel, splitByTokens } from '../../src/learner/embedded/parallel.js';
+import {
+  GradientPool,
+  sharedModel,
+  splitByTokens,
+  splitGroups,
+} from '../../src/learner/embedded/parallel.js';
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
 import { Trainer } from '../../src/learner/embedded/trainer.js';
 import { type Arr, type DType, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
@@ -67,6 +72,34 @@ describe('splitByTokens', () => {
     const loads = parts.map((p) => p.reduce((s, i) => s + lengths[i]!, 0));
     expect(Math.abs(loads[0]! - loads[1]!)).toBeLessThanOrEqual(Math.max(...lengths));
     expect(splitByTokens([5], 3)).toEqual([[0], [], []]);
+  });
+});
+
+describe('splitGroups', () => {
+  it("keeps a group that shares a prompt on one worker, unless it is more than a worker's share", () => {
+    // two tasks of 4 rollouts, each 100 tokens sharing 80: a group costs 80 + 4 x 20 = 160
+    const lengths = Array.from({ length: 8 }, () => 100);
+    const two = [
+      { shared: 80, members: [0, 2, 4, 6] },
+      { shared: 80, members: [1, 3, 5, 7] },
+    ];
+    expect(splitGroups(lengths, two, 2)).toEqual([
+      [0, 2, 4, 6],
+      [1, 3, 5, 7],
+    ]);
+    // one task's 8 rollouts and one lone sequence: the group is cut in two runs, one per worker
+    const one = [
+      { shared: 80, members: [0, 1, 2, 3, 4, 5, 6, 7] },
+      { shared: 0, members: [8] },
+    ];
+    // (runs of 80 + 4 x 20 = 160 each, then the lone 100 to the first of the tied workers)
+    expect(splitGroups([...lengths, 100], one, 2)).toEqual([
+      [0, 1, 2, 3, 8],
+      [4, 5, 6, 7],
+    ]);
+    expect(splitGroups(lengths, [{ shared: 80, members: [0, 1, 2, 3, 4, 5, 6, 7] }], 1)).toEqual([
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    ]);
   });
 });
 

@@ -81,6 +81,35 @@ export function splitByTokens(lengths: readonly number[], parts: number): number
   return out;
 }
 
+/**
+ * The split of a batch whose `groups` of sequences share a prompt: each group goes to one worker
+ * whole, its prompt counted once, unless it alone costs more than a worker's share of the batch
+ * (one task's rollouts can be most of a round's); such a group is cut into `parts` runs of
+ * consecutive members, and each worker that gets one runs the prompt once. Otherwise one worker
+ * would do most of the batch while the others wait.
+ */
+export function splitGroups(
+  lengths: readonly number[],
+  groups: readonly PromptGroup[],
+  parts: number,
+): number[][] {
+  const cost = (members: readonly number[], shared: number) =>
+    members.reduce((sum, i) => sum + lengths[i]!, 0) - (members.length - 1) * shared;
+  const total = groups.reduce((sum, g) => sum + cost(g.members, g.shared), 0);
+  const units: (readonly number[])[] = [];
+  const costs: number[] = [];
+  for (const g of groups) {
+    const m = g.members.length;
+    const k = m > 1 && cost(g.members, g.shared) > total / parts ? Math.min(parts, m) : 1;
+    for (let q = 0; q < k; q++) {
+      const run = g.members.slice(Math.floor((q * m) / k), Math.floor(((q + 1) * m) / k));
+      units.push(run);
+      costs.push(cost(run, g.shared));
+    }
+  }
+  return splitByTokens(costs, parts).map((us) => us.flatMap((u) => units[u]!).sort((a, b) => a - b));
+}
+
 const view = (a: Arr): SharedView => ({
   buffer: a.buffer as SharedArrayBuffer,
   byteOffset: a.byteOffset,
@@ -188,12 +217,10 @@ export class GradientPool {
     try {
       this.grads.fill(0);
       if (targets === 0) return [];
-      const costs = groups.map(
-        (g) =>
-          g.members.reduce((sum, i) => sum + batch[i]!.tokens.length, 0) - (g.members.length - 1) * g.shared,
-      );
-      const parts = splitByTokens(costs, this.workers).map((units) =>
-        units.flatMap((u) => groups[u]!.members).sort((a, b) => a - b),
+      const parts = splitGroups(
+        batch.map((s) => s.tokens.length),
+        groups,
+        this.workers,
       );
       const used = parts.flatMap((p, i) => (p.length > 0 ? [i] : []));
       let replies: GradientReply[];
