@@ -53,7 +53,9 @@ describe('a forward pass and its backward pass', () => {
     const f = model.forward([1, 2, 3]);
     const dl = new Float32Array(f.logits.length).fill(0.1);
     model.backward(f.cache, dl, model.zerosLike());
-    expect(() => model.backward(f.cache, dl, model.zerosLike())).toThrow(/goes back once/);
+    const untouched = model.zerosLike();
+    expect(() => model.backward(f.cache, dl, untouched)).toThrow(/goes back once/);
+    expect(untouched.every((x) => x === 0)).toBe(true); // refused before adding anything
     const g = model.forward([1, 2, 3], { backward: false });
     expect(() => model.backward(g.cache, dl, model.zerosLike())).toThrow(/backward: true/);
   });

@@ -357,7 +357,7 @@ export class Gpt {
     const T = cache.tokens.length;
     const [ops, w] = [this.ops, this.w];
     if (!cache.final) throw new Error('a prefix has no logits: its gradient comes with backwardPrefix');
-    const g = this.gradViews(grads);
+    const g = this.claim(cache, grads);
     const f = cache.final;
     const R = f.rows ? f.rows.length : T;
     const dh = ops.alloc(R * D);
@@ -383,13 +383,20 @@ export class Gpt {
    * the summed gradient of its keys and values (its logits were never used); ADDS into `grads`.
    */
   backwardPrefix(prefix: Prefix, grads: Arr): void {
-    const g = this.gradViews(grads);
+    const g = this.claim(prefix.cache, grads);
     const dx = this.ops.alloc(prefix.cache.tokens.length * this.config.dModel);
     this.backwardLayers(prefix.cache, dx, g, prefix.dqkv);
   }
 
-  private gradViews(grads: Arr): Tensors {
+  /**
+   * the tensors of `grads` for the one backward pass of `cache`, checked before anything is added
+   * into them
+   */
+  private claim(cache: ForwardCache, grads: Arr): Tensors {
     if (grads.length !== this.layout.size) throw new Error('gradient buffer has the wrong size');
+    if (cache.spent)
+      throw new Error('a forward pass goes back once, and only if it kept its activations (backward: true)');
+    cache.spent = true;
     return tensorViews(this.layout, grads);
   }
 
@@ -404,9 +411,6 @@ export class Gpt {
     const T = cache.tokens.length;
     const P = cache.prefix?.cache.tokens.length ?? 0;
     const [ops, w] = [this.ops, this.w];
-    if (cache.spent)
-      throw new Error('a forward pass goes back once, and only if it kept its activations (backward: true)');
-    cache.spent = true;
     const [dg, dh, dy, dAttended] = [
       ops.alloc(T * 4 * D),
       ops.alloc(T * D),
