@@ -181,6 +181,49 @@ describe('EmbeddedPolicyPool', () => {
     expect(threads.every((w) => w.threadId === -1)).toBe(true);
   });
 
+  it('reloads other weights in place: the new completions, name and sha, the running request on the old', async () => {
+    const other = join(root, 'other');
+    await pretrain({
+      seed: 4,
+      tasks: 4,
+      config: { vocabSize: 512, contextLength: 192, nLayer: 1, nHead: 2, dModel: 16, tiedEmbeddings: true },
+      steps: 2,
+      batchSize: 1,
+      overflow: 'tail',
+      outDir: other,
+    });
+    const loaded = loadCheckpoint(other);
+    const fresh = new EmbeddedPolicy(loaded.model, loaded.tokenizer);
+    const pool = await startPool(2);
+    const threads = started.length;
+    const request = (k: number): CompletionRequest => ({
+      messages: chats[k % chats.length]!,
+      temperature: 1,
+      maxTokens: 12,
+      seed: 50 + k,
+    });
+    // one running when the reload starts, one made while it runs
+    const before = pool.complete(request(0));
+    const reloading = pool.reload(other, 'embedded@1');
+    const during = pool.complete(request(1));
+    await reloading;
+    expect(started.length).toBe(threads); // no thread was started
+    expect(pool.name).toBe('embedded@1');
+    expect(pool.modelSha256).toBe(loaded.config.modelSha256);
+    expect(timeless(await before)).toEqual(timeless(await local.complete(request(0))));
+    expect(timeless(await during)).toEqual(timeless(await fresh.complete(request(1))));
+    const after = await Promise.all([2, 3, 4, 5].map((k) => pool.complete(request(k))));
+    for (const [i, k] of [2, 3, 4, 5].entries())
+      expect(timeless(after[i]!)).toEqual(timeless(await fresh.complete(request(k))));
+  });
+
+  it('a reload from a bad checkpoint rejects with its CheckpointError and closes the pool', async () => {
+    const pool = await startPool(2);
+    await expect(pool.reload(join(root, 'nowhere'))).rejects.toBeInstanceOf(CheckpointError);
+    expect(pool.liveWorkers).toBe(0);
+    await expect(pool.complete({ messages: chats[0]! })).rejects.toThrow(/closed/);
+  });
+
   it('closes idempotently and refuses requests afterwards', async () => {
     const pool = await startPool(2);
     expect(pool.liveWorkers).toBe(2);

@@ -123,9 +123,21 @@ export class EmbeddedLearner implements Learner {
   async samplingPolicy(): Promise<SamplingPolicy> {
     // the weights have not moved since the last sampler (validation, then the next round): keep it
     if (this.sampler && this.samplerVersion === this.version) return this.sampler;
-    await this.sampler?.close();
     this.samplerVersion = this.version;
     const name = `${this.opts.name}@${this.version}`;
+    if (this.sampler instanceof EmbeddedPolicyPool) {
+      // the threads load the new weights in place of the old
+      this.writeCheckpoint(this.opts.samplerDir);
+      try {
+        await this.sampler.reload(this.opts.samplerDir, name);
+      } catch (e) {
+        // the pool closed itself; the next call starts a new one
+        this.sampler = undefined;
+        throw e;
+      }
+      return this.sampler;
+    }
+    await this.sampler?.close();
     if (this.opts.samplerWorkers <= 1) {
       const inner = new DerivedSeedPolicy(new EmbeddedPolicy(this.model, this.tokenizer, { name }));
       this.sampler = { name, complete: (r, s) => inner.complete(r, s), close: async () => {} };
