@@ -31,16 +31,21 @@ const root = mkdtempSync(join(tmpdir(), 'seal-pool-'));
 const ckpt = join(root, 'ckpt');
 let local: EmbeddedPolicy;
 
-beforeAll(async () => {
-  await pretrain({
-    seed: 3,
+/** a tiny checkpoint in `outDir`, barely trained */
+function tinyCheckpoint(outDir: string, seed: number, steps: number) {
+  return pretrain({
+    seed,
     tasks: 4,
     config: { vocabSize: 512, contextLength: 192, nLayer: 1, nHead: 2, dModel: 16, tiedEmbeddings: true },
-    steps: 1,
+    steps,
     batchSize: 1,
     overflow: 'tail',
-    outDir: ckpt,
+    outDir,
   });
+}
+
+beforeAll(async () => {
+  await tinyCheckpoint(ckpt, 3, 1);
   const { model, tokenizer } = loadCheckpoint(ckpt);
   local = new EmbeddedPolicy(model, tokenizer);
 });
@@ -183,15 +188,7 @@ describe('EmbeddedPolicyPool', () => {
 
   it('reloads other weights in place: the new completions, name and sha, the running request on the old', async () => {
     const other = join(root, 'other');
-    await pretrain({
-      seed: 4,
-      tasks: 4,
-      config: { vocabSize: 512, contextLength: 192, nLayer: 1, nHead: 2, dModel: 16, tiedEmbeddings: true },
-      steps: 2,
-      batchSize: 1,
-      overflow: 'tail',
-      outDir: other,
-    });
+    await tinyCheckpoint(other, 4, 2);
     const loaded = loadCheckpoint(other);
     const fresh = new EmbeddedPolicy(loaded.model, loaded.tokenizer);
     const pool = await startPool(2);
