@@ -7,6 +7,7 @@
  * last one (the window dropped old messages) starts a new sequence.
  */
 import type { TrainingDatum } from '../learner/learner.js';
+import { startsWith } from '../util/id-sequences.js';
 
 export interface SampledStep {
   readonly promptTokenIds: readonly number[];
@@ -19,12 +20,6 @@ interface Building {
   weights: number[];
   samplingLogprobs: number[];
   advantages: number[];
-}
-
-function startsWith(whole: readonly number[], prefix: readonly number[]): boolean {
-  if (prefix.length > whole.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (whole[i] !== prefix[i]) return false;
-  return true;
 }
 
 /** The fewest sequences that hold every step, each step's completion carrying its advantage. */

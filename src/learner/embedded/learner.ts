@@ -125,31 +125,28 @@ export class EmbeddedLearner implements Learner {
     if (this.sampler && this.samplerVersion === this.version) return this.sampler;
     this.samplerVersion = this.version;
     const name = `${this.opts.name}@${this.version}`;
-    if (this.sampler instanceof EmbeddedPolicyPool) {
+    if (this.opts.samplerWorkers <= 1) {
+      await this.sampler?.close();
+      const inner = new DerivedSeedPolicy(new EmbeddedPolicy(this.model, this.tokenizer, { name }));
+      this.sampler = { name, complete: (r, s) => inner.complete(r, s), close: async () => {} };
+      return this.sampler;
+    }
+    const dir = this.opts.samplerDir;
+    this.writeCheckpoint(dir);
+    const pool = this.sampler;
+    if (pool instanceof EmbeddedPolicyPool) {
       // the threads load the new weights in place of the old
-      this.writeCheckpoint(this.opts.samplerDir);
       try {
-        await this.sampler.reload(this.opts.samplerDir, name);
+        await pool.reload(dir, name);
       } catch (e) {
         // the pool closed itself; the next call starts a new one
         this.sampler = undefined;
         throw e;
       }
-      return this.sampler;
+      return pool;
     }
-    await this.sampler?.close();
-    if (this.opts.samplerWorkers <= 1) {
-      const inner = new DerivedSeedPolicy(new EmbeddedPolicy(this.model, this.tokenizer, { name }));
-      this.sampler = { name, complete: (r, s) => inner.complete(r, s), close: async () => {} };
-      return this.sampler;
-    }
-    this.writeCheckpoint(this.opts.samplerDir);
-    const pool = await EmbeddedPolicyPool.start(this.opts.samplerDir, {
-      name,
-      workers: this.opts.samplerWorkers,
-    });
-    this.sampler = pool;
-    return pool;
+    this.sampler = await EmbeddedPolicyPool.start(dir, { name, workers: this.opts.samplerWorkers });
+    return this.sampler;
   }
 
   /** the current weights as a checkpoint directory that `loadCheckpoint` and `seal eval` read */

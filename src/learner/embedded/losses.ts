@@ -16,7 +16,7 @@
 import { addLogprobGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
 import { type Arr, allocate, type ForwardResult, type Gpt } from '../../policy/embedded/model.js';
 import type { ForwardBackwardResult } from '../learner.js';
-import { type PromptGroup, promptGroups } from './shared-prompts.js';
+import { eachAlone, type PromptGroup, promptGroups } from './shared-prompts.js';
 
 // ---------------------------------------------------------------------------------------------
 // logprobs on logits
@@ -354,9 +354,7 @@ export function grpoTargets(batch: readonly GrpoSequence[]): number {
 
 /** the groups whose shared prompt GRPO runs once: `promptGroups`, or each sequence alone */
 function grpoGroups(batch: readonly GrpoSequence[], opts: GrpoLossOptions): readonly PromptGroup[] {
-  return opts.sharePrompts === false
-    ? batch.map((_, i) => ({ shared: 0, members: [i] }))
-    : promptGroups(batch);
+  return opts.sharePrompts === false ? eachAlone(batch.length) : promptGroups(batch);
 }
 
 /** the sequence from token P on: what continues a prefix of P tokens */

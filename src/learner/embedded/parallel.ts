@@ -16,7 +16,7 @@
 import { type Arr, allocate, type DType, Gpt, type GptConfig } from '../../policy/embedded/model.js';
 import { ThreadPool } from '../../util/thread-pool.js';
 import { addSums, type Loss, type LossSpec, type LossSums, type TokenSequence } from './losses.js';
-import type { PromptGroup } from './shared-prompts.js';
+import { eachAlone, type PromptGroup } from './shared-prompts.js';
 
 /** what a worker is started with (worker_threads `workerData`) */
 export interface GradientWorkerData {
@@ -189,7 +189,7 @@ export class GradientPool {
     loss: Loss<S, P, R>,
   ): Promise<R> {
     const targets = loss.targets(batch);
-    const groups = loss.groups?.(batch) ?? batch.map((_, i) => ({ shared: 0, members: [i] }));
+    const groups = loss.groups?.(batch) ?? eachAlone(batch.length);
     const parts = await this.run(batch, groups, targets.count, (sequences) => ({
       loss: loss.spec,
       sequences,

@@ -6,6 +6,7 @@
  * gradient is the same sum, in another order. Pure: a function of the tokens and loss masks only,
  * so every gradient worker that holds a group finds the same one.
  */
+import { commonPrefix } from '../../util/id-sequences.js';
 
 /** what grouping reads of a sequence: its tokens and which carry loss (absent: all but the first) */
 export interface MaskedTokens {
@@ -24,6 +25,10 @@ export interface PromptGroup {
   readonly members: readonly number[];
 }
 
+/** every one of n sequences in a group of its own: nothing shared */
+export const eachAlone = (n: number): PromptGroup[] =>
+  Array.from({ length: n }, (_, i) => ({ shared: 0, members: [i] }));
+
 /** the longest a prefix of `s` may be: up to the row before the one predicting its first target */
 export function shareableLength(s: MaskedTokens): number {
   const mask = s.lossMask;
@@ -38,14 +43,6 @@ export function shareableLength(s: MaskedTokens): number {
   // rows [0, P) run once; the row predicting token `first` is row first - 1, and a member keeps at
   // least one token of its own
   return Math.max(0, Math.min(first - 1, s.tokens.length - 1));
-}
-
-/** the length of the common beginning of a and b */
-export function commonLength(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
 }
 
 /**
@@ -67,7 +64,7 @@ export function promptGroups(batch: readonly MaskedTokens[]): PromptGroup[] {
       const m = group.members.length;
       // a group of one can share up to its member's limit
       const room = m === 1 ? shareableLength(head) : group.shared;
-      const shared = Math.min(room, limit, commonLength(head.tokens, s.tokens));
+      const shared = Math.min(room, limit, commonPrefix(head.tokens, s.tokens));
       const saving = m * shared - (m - 1) * group.shared;
       if (saving > bestSaving) [best, bestShared, bestSaving] = [g, shared, saving];
     }

@@ -260,23 +260,34 @@ export class Gpt {
     for (let i = 0; i < rows * D; i++) a.out[i] = a.out[i]! + a.x1[i]!;
   }
 
-  /** the final LayerNorm and the logits [rows, vocab]; `rowwise`: see `Ops.matmulNT` */
-  private head(x: Arr, rows: number, rowwise: boolean): { logits: Arr; mean: Arr; rstd: Arr; h: Arr } {
-    const D = this.config.dModel;
-    const ops = this.ops;
-    const [mean, rstd, h] = [ops.alloc(rows), ops.alloc(rows), ops.alloc(rows * D)];
-    ops.layerNorm(h, x, mean, rstd, this.w.lnfg, this.w.lnfb, rows);
-    return { logits: this.project(h, rows, rowwise), mean, rstd, h };
-  }
-
-  /** the logits [rows, vocab] of final-LayerNorm rows h [rows, D] */
-  private project(h: Arr, rows: number, rowwise: boolean): Arr {
+  /**
+   * The final LayerNorm over n rows of x and the logits of `picked` of them (default all), packed
+   * [picked, vocab]; `projected` is what the output projection read. `rowwise`: see `Ops.matmulNT`.
+   */
+  private head(
+    x: Arr,
+    n: number,
+    rowwise: boolean,
+    picked: Int32Array | null = null,
+  ): HeadActs & { logits: Arr } {
     const { dModel: D, vocabSize: V } = this.config;
-    const w = this.w;
-    const logits = this.ops.alloc(rows * V);
-    if (w.head) this.ops.matmul(logits, h, w.head, null, { m: rows, k: D, n: V });
-    else this.ops.matmulNT(logits, h, w.wte, { m: rows, k: D, n: V, rowwise });
-    return logits;
+    const [ops, w] = [this.ops, this.w];
+    const [mean, rstd, h] = [ops.alloc(n), ops.alloc(n), ops.alloc(n * D)];
+    ops.layerNorm(h, x, mean, rstd, w.lnfg, w.lnfb, n);
+    let projected = h;
+    if (picked) {
+      projected = ops.alloc(picked.length * D);
+      for (const [j, r] of picked.entries()) {
+        if (!(r >= 0 && r < n) || (j > 0 && r <= picked[j - 1]!))
+          throw new Error(`logit rows must ascend within [0, ${n}); got ${r}`);
+        projected.set(h.subarray(r * D, (r + 1) * D), j * D);
+      }
+    }
+    const rows = picked ? picked.length : n;
+    const logits = ops.alloc(rows * V);
+    if (w.head) ops.matmul(logits, projected, w.head, null, { m: rows, k: D, n: V });
+    else ops.matmulNT(logits, projected, w.wte, { m: rows, k: D, n: V, rowwise });
+    return { x, mean, rstd, h, rows: picked, projected, logits };
   }
 
   /**
@@ -286,24 +297,13 @@ export class Gpt {
   forward(tokens: ArrayLike<number>, opts: ForwardOptions = {}): ForwardResult {
     const layers = this.forwardLayers(tokens, opts.prefix ?? null, opts.backward ?? true);
     const x = layers.layers.at(-1)!.out;
-    const T = layers.tokens.length;
-    if (!opts.rows) {
-      const f = this.head(x, T, false);
-      const final = { x, mean: f.mean, rstd: f.rstd, h: f.h, rows: null, projected: f.h };
-      return { logits: f.logits, cache: { ...layers, final } };
-    }
-    const D = this.config.dModel;
-    const rows = Int32Array.from(opts.rows);
-    const [mean, rstd, h] = [this.ops.alloc(T), this.ops.alloc(T), this.ops.alloc(T * D)];
-    this.ops.layerNorm(h, x, mean, rstd, this.w.lnfg, this.w.lnfb, T);
-    const projected = this.ops.alloc(rows.length * D);
-    for (const [j, r] of rows.entries()) {
-      if (!(r >= 0 && r < T) || (j > 0 && r <= rows[j - 1]!))
-        throw new Error(`logit rows must ascend within [0, ${T}); got ${r}`);
-      projected.set(h.subarray(r * D, (r + 1) * D), j * D);
-    }
-    const logits = this.project(projected, rows.length, false);
-    return { logits, cache: { ...layers, final: { x, mean, rstd, h, rows, projected } } };
+    const { logits, ...final } = this.head(
+      x,
+      layers.tokens.length,
+      false,
+      opts.rows ? Int32Array.from(opts.rows) : null,
+    );
+    return { logits, cache: { ...layers, final } };
   }
 
   /**

@@ -3,6 +3,8 @@
  * decoded one at a time with temperature / top-p / seeded randomness (greedy at temperature 0) until
  * a stop token or the token budget.
  */
+
+import { commonPrefix, startsWith } from '../../util/id-sequences.js';
 import type { Arr, Gpt, KvCache } from './model.js';
 import { Rng } from './rng.js';
 
@@ -27,18 +29,6 @@ interface PrefixEntry {
   readonly kv: KvCache;
   used: number;
 }
-
-/** how many leading ids `a` and `b` share (at most `limit`) */
-function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>, limit = Number.POSITIVE_INFINITY): number {
-  const n = Math.min(a.length, b.length, limit);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
-}
-
-/** whether `prefix` is a prefix of `a` */
-const startsWith = (a: ArrayLike<number>, prefix: ArrayLike<number>): boolean =>
-  prefix.length <= a.length && commonPrefix(a, prefix) === prefix.length;
 
 /**
  * Keys and values of sequences already run through the model, so that a prompt sharing a prefix
