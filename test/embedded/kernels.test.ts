@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addLogprobGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
+import { newKvCache, step } from '../../src/policy/embedded/decoding.js';
 import {
   gemmF32,
   heap,
@@ -186,11 +187,11 @@ describe('float32 model (SIMD kernels) against the float64 model (scalar kernels
     const tokens = Array.from({ length: 30 }, () => rng.nextU32() % config.vocabSize);
     const full = m64.forward(tokens).logits;
     const V = config.vocabSize;
-    const kv = m32.newKvCache();
+    const kv = newKvCache(m32);
     const rows: Arr[] = [];
-    const pre = m32.step(kv, tokens.slice(0, 12), true);
+    const pre = step(m32, kv, tokens.slice(0, 12), true);
     for (let t = 0; t < 12; t++) rows.push(pre.subarray(t * V, (t + 1) * V));
-    for (let t = 12; t < 30; t++) rows.push(m32.step(kv, [tokens[t]!]));
+    for (let t = 12; t < 30; t++) rows.push(step(m32, kv, [tokens[t]!]));
     const scale = maxAbs(full);
     rows.forEach((row, t) => {
       for (let j = 0; j < V; j++) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src/learner/embedded/losses.js';
+import { newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
 import { allocate, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { Rng } from '../../src/policy/embedded/rng.js';
 import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
@@ -40,13 +41,13 @@ describe('embedded model', () => {
       const tokens = randomTokens(2, 37, c.vocabSize);
       const full = model.forward(tokens).logits;
       const V = c.vocabSize;
-      const kv = model.newKvCache();
+      const kv = newKvCache(model);
       // prefill 20 tokens (all positions), then one by one, then a chunk of 3
-      const pre = model.step(kv, tokens.slice(0, 20), true);
+      const pre = step(model, kv, tokens.slice(0, 20), true);
       const rows: Float32Array[] = [];
       for (let t = 0; t < 20; t++) rows.push(pre.subarray(t * V, (t + 1) * V) as Float32Array);
-      for (let t = 20; t < 34; t++) rows.push(model.step(kv, [tokens[t]!]) as Float32Array);
-      const chunk = model.step(kv, tokens.slice(34, 37), true);
+      for (let t = 20; t < 34; t++) rows.push(step(model, kv, [tokens[t]!]) as Float32Array);
+      const chunk = step(model, kv, tokens.slice(34, 37), true);
       for (let t = 0; t < 3; t++) rows.push(chunk.subarray(t * V, (t + 1) * V) as Float32Array);
       expect(kv.length).toBe(37);
       let worst = 0;
@@ -181,9 +182,9 @@ describe('embedded model', () => {
     const model = Gpt.init(config, 1);
     expect(() => model.forward(randomTokens(1, 41, config.vocabSize))).toThrow(/context/);
     expect(() => model.forward([1, 2, config.vocabSize])).toThrow(/out of range/);
-    const kv = model.newKvCache();
-    model.step(kv, randomTokens(1, 40, config.vocabSize));
-    expect(() => model.step(kv, [1])).toThrow(/context/);
+    const kv = newKvCache(model);
+    step(model, kv, randomTokens(1, 40, config.vocabSize));
+    expect(() => step(model, kv, [1])).toThrow(/context/);
   });
 
   it('the same seed gives the same init; another seed another', () => {
@@ -276,16 +277,16 @@ describe('sampler', () => {
       const prompts = [prompt, randomTokens(8, 5, config.vocabSize), randomTokens(9, 11, config.vocabSize)];
       // stepBatch logits equal step logits
       const kvs = prompts.map((p) => {
-        const kv = model.newKvCache();
-        model.step(kv, p);
+        const kv = newKvCache(model);
+        step(model, kv, p);
         return kv;
       });
       const singles = prompts.map((p) => {
-        const kv = model.newKvCache();
-        model.step(kv, p);
-        return model.step(kv, [3]);
+        const kv = newKvCache(model);
+        step(model, kv, p);
+        return step(model, kv, [3]);
       });
-      const batched = model.stepBatch(kvs, [3, 3, 3]);
+      const batched = stepBatch(model, kvs, [3, 3, 3]);
       const V = config.vocabSize;
       for (let b = 0; b < 3; b++) {
         for (let j = 0; j < V; j++)

@@ -3,6 +3,7 @@ import { formatAdapter } from '../../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
+import { freeKv, newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
 import { residentFloats } from '../../src/policy/embedded/kernels/gemm.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
@@ -46,7 +47,7 @@ describe('prefix cache', () => {
     ({ c, dtype }) => {
       const model = sharpModel(c, 1, dtype);
       const tokens = randomTokens(2, 137, c.vocabSize);
-      const whole = model.step(model.newKvCache(), tokens);
+      const whole = step(model, newKvCache(model), tokens);
       // the prefix run in one piece, token by token, or in uneven chunks (row counts on both sides
       // of the kernels' 4-, 8- and 16-row cut-offs)
       for (const cuts of [
@@ -57,21 +58,21 @@ describe('prefix cache', () => {
         [3, 4, 9, 33, 90],
         Array.from({ length: 40 }, (_, i) => i + 1),
       ]) {
-        const kv = model.newKvCache();
+        const kv = newKvCache(model);
         let at = 0;
         for (const cut of cuts) {
-          model.step(kv, tokens.slice(at, cut));
+          step(model, kv, tokens.slice(at, cut));
           at = cut;
         }
-        expect(model.step(kv, tokens.slice(at))).toEqual(whole);
+        expect(step(model, kv, tokens.slice(at))).toEqual(whole);
       }
       // and decoded by stepBatch next to other sequences
-      const kvs = [model.newKvCache(), model.newKvCache(), model.newKvCache()];
-      model.step(kvs[0]!, tokens.slice(0, 120));
-      model.step(kvs[1]!, randomTokens(3, 50, c.vocabSize));
-      model.step(kvs[2]!, randomTokens(4, 9, c.vocabSize));
-      for (let t = 120; t < 136; t++) model.stepBatch(kvs, [tokens[t]!, 5, 6]);
-      expect(model.step(kvs[0]!, tokens.slice(136))).toEqual(whole);
+      const kvs = [newKvCache(model), newKvCache(model), newKvCache(model)];
+      step(model, kvs[0]!, tokens.slice(0, 120));
+      step(model, kvs[1]!, randomTokens(3, 50, c.vocabSize));
+      step(model, kvs[2]!, randomTokens(4, 9, c.vocabSize));
+      for (let t = 120; t < 136; t++) stepBatch(model, kvs, [tokens[t]!, 5, 6]);
+      expect(step(model, kvs[0]!, tokens.slice(136))).toEqual(whole);
     },
   );
 
@@ -130,8 +131,8 @@ describe('prefix cache', () => {
     // the budget counts room: four blocks of 40 positions are over 120
     const cache = new PrefixCache(model, { maxTokens: 120, maxEntries: 3 });
     const kvOf = (ids: number[]) => {
-      const kv = model.newKvCache(40);
-      model.step(kv, ids);
+      const kv = newKvCache(model, 40);
+      step(model, kv, ids);
       return kv;
     };
     const a = randomTokens(1, 30, 67);
@@ -149,7 +150,7 @@ describe('prefix cache', () => {
     const branch = cache.take([...a.slice(0, 25), 66, 1], 40);
     expect(branch.reused).toBe(25);
     expect(cache.size).toBe(3);
-    model.freeKv(branch.kv);
+    freeKv(model, branch.kv);
     const d = randomTokens(4, 30, 67);
     cache.put(d, kvOf(d)); // 160 positions of room: b, the least recent, leaves
     expect(cache.size).toBe(3);
@@ -163,8 +164,8 @@ describe('prefix cache', () => {
     const whole = cache.take([...c, 1], 40);
     expect(whole.reused).toBe(30);
     expect(cache.size).toBe(2);
-    const fresh = model.newKvCache();
-    expect(model.step(whole.kv, [1])).toEqual(model.step(fresh, [...c, 1]));
+    const fresh = newKvCache(model);
+    expect(step(model, whole.kv, [1])).toEqual(step(model, fresh, [...c, 1]));
   });
 
   it('gives back every KV block it does not keep', () => {

@@ -1,13 +1,13 @@
 /**
  * A small decoder-only transformer (GPT-2 style: learned position embeddings, pre-LayerNorm,
  * causal multi-head attention, tanh-GELU MLP of width 4d, optional tied input/output embeddings) on
- * flat typed arrays, with a hand-written forward and backward pass and KV-cache decoding.
+ * flat typed arrays, with a hand-written forward and backward pass (KV-cache decoding is decoding.ts).
  *
  * All parameters live in one flat array (`params`, laid out by config.ts); gradients use the same
  * layout, so optimisers, gradient clipping and serialisation work on one vector. The arithmetic is
  * an `Ops` object chosen from the dtype at construction: float32 models (training, sampling) run
  * the WebAssembly SIMD kernels, float64 ones (gradient checks) the reference loops those are tested
- * against. One `block` function is the transformer layer of training, prefill and batched decoding.
+ * against. The layers themselves (layers.ts) are written once for training and decoding.
  */
 
 import { BufferPool } from './buffer-pool.js';
@@ -20,41 +20,19 @@ import {
   type Tensors,
   tensorViews,
 } from './config.js';
-import { type Arr, allocate, type DType, type KvBlock, type Ops, opsFor } from './ops.js';
+import { type BlockActs, type HeadActs, Layers, previousIds } from './layers.js';
+import { type Arr, allocate, type DType, type Ops, opsFor } from './ops.js';
 import { decodeWeights, encodeWeights } from './weights-file.js';
 
 export type { GptConfig, ParamLayout, ParamSpec } from './config.js';
 export { paramLayout, validateConfig } from './config.js';
 export { type Arr, allocate, type DType } from './ops.js';
 
-/**
- * A block's activations over its rows: input x; LN1 (mean1, rstd1, h1); qkv [rows, 3D]; attention
- * output y; x1 = x + attention; LN2 (mean2, rstd2, h2); MLP pre-activation u and g = GELU(u)
- * [rows, 4D]; output out
- */
-type BlockActs = Readonly<
-  Record<
-    'x' | 'mean1' | 'rstd1' | 'h1' | 'qkv' | 'y' | 'x1' | 'mean2' | 'rstd2' | 'h2' | 'u' | 'g' | 'out',
-    Arr
-  >
->;
-
 interface LayerCache extends BlockActs {
   /** the rows attention read [P + T, 3D]: the prefix's, then these (`qkv` is a view of its end) */
   readonly attended: Arr;
   /** [H, T, stride >= P + T] probabilities (s <= P + t; see Ops.attentionStride); null without backward */
   readonly att: Arr | null;
-}
-
-/** the final LayerNorm's activations, and the rows of them the output projection read */
-interface HeadActs {
-  readonly x: Arr;
-  readonly mean: Arr;
-  readonly rstd: Arr;
-  readonly h: Arr;
-  /** the rows whose logits were computed (null: all), and their h [rows, D] */
-  readonly rows: Int32Array | null;
-  readonly projected: Arr;
 }
 
 export interface ForwardOptions {
@@ -103,22 +81,16 @@ export interface ForwardResult {
   readonly cache: ForwardCache;
 }
 
-/**
- * keys and values of every layer for positions [0, length) of one sequence, for incremental
- * decoding; room for `block.rows` positions. Its memory goes back with `Gpt.freeKv`.
- */
-export interface KvCache {
-  readonly block: KvBlock;
-  length: number;
-  /** the token at position length - 1 (-1 while empty), for the previous-token map */
-  last: number;
-}
-
 export class Gpt {
   readonly config: GptConfig;
   readonly dtype: DType;
   readonly layout: ParamLayout;
   readonly params: Arr;
+  /**
+   * the layers over `params`, which decoding.ts runs too (the weights are the model's to change:
+   * read-only to everyone else)
+   */
+  readonly net: Layers;
   private readonly ops: Ops;
   /** the tensors of `params` */
   private readonly w: Tensors;
@@ -141,6 +113,7 @@ export class Gpt {
       this.params = allocate(dtype, this.layout.size);
     }
     this.w = tensorViews(this.layout, this.params);
+    this.net = new Layers(this.config, this.ops, this.w);
     this.scratch = new BufferPool((n) => this.ops.alloc(n));
   }
 
@@ -176,120 +149,6 @@ export class Gpt {
     return allocate(this.dtype, this.layout.size);
   }
 
-  private checkTokens(tokens: ArrayLike<number>, start: number): void {
-    const { vocabSize, contextLength } = this.config;
-    if (tokens.length === 0) throw new Error('empty token sequence');
-    if (start + tokens.length > contextLength) {
-      throw new Error(`sequence of ${start + tokens.length} tokens exceeds the context of ${contextLength}`);
-    }
-    for (let i = 0; i < tokens.length; i++) {
-      const t = tokens[i]!;
-      if (!Number.isInteger(t) || t < 0 || t >= vocabSize) throw new Error(`token id ${t} out of range`);
-    }
-  }
-
-  /** the block inputs [n, D]: token + position embedding (+ the previous token's, mapped) */
-  private embed(tokens: ArrayLike<number>, positions: ArrayLike<number>, previous: ArrayLike<number>): Arr {
-    const D = this.config.dModel;
-    const { wte, wpe, prev } = this.w;
-    const n = tokens.length;
-    const x = this.ops.alloc(n * D);
-    for (let t = 0; t < n; t++) {
-      const e = tokens[t]! * D;
-      const p = positions[t]! * D;
-      for (let k = 0; k < D; k++) x[t * D + k] = wte[e + k]! + wpe[p + k]!;
-    }
-    if (prev) {
-      const add = this.ops.alloc(n * D);
-      this.ops.matmul(add, this.previousEmbeddings(previous), prev, null, { m: n, k: D, n: D });
-      for (let i = 0; i < n * D; i++) x[i] = x[i]! + add[i]!;
-    }
-    return x;
-  }
-
-  /** the token embeddings of `previous` as rows [n, D]; a row whose id is -1 (none) stays zero */
-  private previousEmbeddings(previous: ArrayLike<number>): Arr {
-    const D = this.config.dModel;
-    const out = this.ops.alloc(previous.length * D);
-    for (let t = 0; t < previous.length; t++) {
-      const id = previous[t]!;
-      if (id >= 0) out.set(this.w.wte.subarray(id * D, (id + 1) * D), t * D);
-    }
-    return out;
-  }
-
-  private newActs(rows: number, x: Arr, qkv?: Arr): BlockActs {
-    const D = this.config.dModel;
-    const a = (width: number) => this.ops.alloc(rows * width);
-    const [h1, y, x1, h2, out] = [a(D), a(D), a(D), a(D), a(D)];
-    return {
-      x,
-      mean1: a(1),
-      rstd1: a(1),
-      h1,
-      qkv: qkv ?? a(3 * D),
-      y,
-      x1,
-      mean2: a(1),
-      rstd2: a(1),
-      h2,
-      u: a(4 * D),
-      g: a(4 * D),
-      out,
-    };
-  }
-
-  /**
-   * Layer `l` over `rows` positions: x1 = x + attn(LN1(x)) Wo + bo, out = x1 +
-   * GELU(LN2(x1) W1 + b1) W2 + b2. `attend` turns qkv into y: causal self-attention over the rows
-   * in training, attention over KV caches in decoding.
-   */
-  private block(l: number, a: BlockActs, rows: number, attend: (y: Arr, qkv: Arr) => void): void {
-    const ops = this.ops;
-    const w = this.w.layers[l]!;
-    const D = this.config.dModel;
-    ops.layerNorm(a.h1, a.x, a.mean1, a.rstd1, w.ln1g, w.ln1b, rows);
-    ops.matmul(a.qkv, a.h1, w.wqkv, w.bqkv, { m: rows, k: D, n: 3 * D });
-    attend(a.y, a.qkv);
-    ops.matmul(a.x1, a.y, w.wo, w.bo, { m: rows, k: D, n: D });
-    for (let i = 0; i < rows * D; i++) a.x1[i] = a.x1[i]! + a.x[i]!;
-    ops.layerNorm(a.h2, a.x1, a.mean2, a.rstd2, w.ln2g, w.ln2b, rows);
-    ops.matmul(a.u, a.h2, w.w1, w.b1, { m: rows, k: D, n: 4 * D });
-    ops.gelu(a.g, a.u, rows * 4 * D);
-    ops.matmul(a.out, a.g, w.w2, w.b2, { m: rows, k: 4 * D, n: D });
-    for (let i = 0; i < rows * D; i++) a.out[i] = a.out[i]! + a.x1[i]!;
-  }
-
-  /**
-   * The final LayerNorm over n rows of x and the logits of `picked` of them (default all), packed
-   * [picked, vocab]; `projected` is what the output projection read. `rowwise`: see `Ops.matmulNT`.
-   */
-  private head(
-    x: Arr,
-    n: number,
-    rowwise: boolean,
-    picked: Int32Array | null = null,
-  ): HeadActs & { logits: Arr } {
-    const { dModel: D, vocabSize: V } = this.config;
-    const [ops, w] = [this.ops, this.w];
-    const [mean, rstd, h] = [ops.alloc(n), ops.alloc(n), ops.alloc(n * D)];
-    ops.layerNorm(h, x, mean, rstd, w.lnfg, w.lnfb, n);
-    let projected = h;
-    if (picked) {
-      projected = ops.alloc(picked.length * D);
-      for (const [j, r] of picked.entries()) {
-        if (!(r >= 0 && r < n) || (j > 0 && r <= picked[j - 1]!))
-          throw new Error(`logit rows must ascend within [0, ${n}); got ${r}`);
-        projected.set(h.subarray(r * D, (r + 1) * D), j * D);
-      }
-    }
-    const rows = picked ? picked.length : n;
-    const logits = ops.alloc(rows * V);
-    if (w.head) ops.matmul(logits, projected, w.head, null, { m: rows, k: D, n: V });
-    else ops.matmulNT(logits, projected, w.wte, { m: rows, k: D, n: V, rowwise });
-    return { x, mean, rstd, h, rows: picked, projected, logits };
-  }
-
   /**
    * Full causal forward over one sequence, or over the tokens that continue `prefix` (positions
    * after its own); keeps the activations for `backward`. The logits are those of `tokens`' rows.
@@ -297,7 +156,7 @@ export class Gpt {
   forward(tokens: ArrayLike<number>, opts: ForwardOptions = {}): ForwardResult {
     const layers = this.forwardLayers(tokens, opts.prefix ?? null, opts.backward ?? true);
     const x = layers.layers.at(-1)!.out;
-    const { logits, ...final } = this.head(
+    const { logits, ...final } = this.net.head(
       x,
       layers.tokens.length,
       false,
@@ -319,12 +178,12 @@ export class Gpt {
   private forwardLayers(tokens: ArrayLike<number>, prefix: Prefix | null, backward: boolean): ForwardCache {
     const P = prefix?.cache.tokens.length ?? 0;
     if (prefix?.cache.prefix) throw new Error('a prefix cannot itself continue a prefix');
-    this.checkTokens(tokens, P);
+    this.net.checkTokens(tokens, P);
     const { nLayer, nHead, dModel: D } = this.config;
     const T = tokens.length;
     const tok = Int32Array.from(tokens);
     const before = prefix ? prefix.cache.tokens[P - 1]! : -1;
-    let x = this.embed(
+    let x = this.net.embed(
       tok,
       Int32Array.from(tok, (_, t) => P + t),
       previousIds(tok, before),
@@ -337,10 +196,10 @@ export class Gpt {
       const rows = (P + T) * 3 * D;
       const attended = backward ? this.scratch.take(rows) : this.ops.alloc(rows);
       if (prefix) attended.set(prefix.cache.layers[l]!.attended.subarray(0, P * 3 * D));
-      const acts = this.newActs(T, x, attended.subarray(P * 3 * D));
+      const acts = this.net.newActs(T, x, attended.subarray(P * 3 * D));
       const att = backward ? this.scratch.take(nHead * T * this.ops.attentionStride(P + T)) : null;
       const c: LayerCache = { ...acts, attended, att };
-      this.block(l, c, T, (y) => this.ops.attention(y, c.att, attended, shape));
+      this.net.block(l, c, T, (y) => this.ops.attention(y, c.att, attended, shape));
       layers.push(c);
       x = c.out;
     }
@@ -462,7 +321,7 @@ export class Gpt {
     if (w.prev && g.prev) {
       // x[t] += wte[tok[t-1]] @ prev: the map's gradient, then the previous tokens' embedding rows
       const previous = previousIds(tok, cache.prefix ? cache.prefix.cache.tokens[P - 1]! : -1);
-      ops.matmulTNAcc(g.prev, this.previousEmbeddings(previous), dx, { m: T, k: D, n: D });
+      ops.matmulTNAcc(g.prev, this.net.previousEmbeddings(previous), dx, { m: T, k: D, n: D });
       const de = ops.alloc(T * D);
       ops.matmulNT(de, dx, w.prev, { m: T, k: D, n: D });
       for (let t = 0; t < T; t++) {
@@ -471,107 +330,6 @@ export class Gpt {
         for (let k = 0; k < D; k++) g.wte[e + k] = g.wte[e + k]! + de[t * D + k]!;
       }
     }
-  }
-
-  /** an empty cache with room for `rows` positions (default: the context) */
-  newKvCache(rows = this.config.contextLength): KvCache {
-    const { nLayer, dModel } = this.config;
-    return { block: this.ops.kvAlloc(nLayer, rows, dModel), length: 0, last: -1 };
-  }
-
-  /**
-   * a cache holding the first n positions of `from` (n <= from.length), whose token at n - 1 is
-   * `last` (-1 when n is 0), with room for `rows`
-   */
-  copyKvCache(from: KvCache, n: number, last: number, rows = this.config.contextLength): KvCache {
-    if (n > from.length || n > rows)
-      throw new Error(`cannot copy ${n} of ${from.length} positions into ${rows}`);
-    const kv = this.newKvCache(rows);
-    this.ops.kvCopy(kv.block, from.block, n);
-    kv.length = n;
-    kv.last = n > 0 ? last : -1;
-    return kv;
-  }
-
-  /** gives a cache's memory back (it must not be used again) */
-  freeKv(kv: KvCache): void {
-    this.ops.kvFree(kv.block);
-  }
-
-  /**
-   * The layers over `rows` new positions, row r belonging to `kvs[r]` at `positions[r]`: each
-   * layer's keys and values go into the caches, then `attend` reads them. Returns the last layer's
-   * output; buffers pass from layer to layer, since no backward pass needs them.
-   */
-  private decode(
-    x: Arr,
-    kvs: readonly KvCache[],
-    positions: ArrayLike<number>,
-    attend: (l: number, y: Arr, qkv: Arr) => void,
-  ): Arr {
-    const rows = kvs.length;
-    for (let r = 0; r < rows; r++) {
-      const room = kvs[r]!.block.rows;
-      if (positions[r]! >= room) throw new Error(`position ${positions[r]} is past the KV cache's ${room}`);
-    }
-    let acts = this.newActs(rows, x);
-    for (let l = 0; l < this.config.nLayer; l++) {
-      this.block(l, acts, rows, (y, qkv) => {
-        for (let r = 0; r < rows; r++) this.ops.kvWrite(kvs[r]!.block, l, positions[r]!, qkv, r);
-        attend(l, y, qkv);
-      });
-      acts = { ...acts, x: acts.out, out: acts.x };
-    }
-    return acts.x;
-  }
-
-  /**
-   * Incremental forward: appends `tokens` at positions [kv.length, kv.length + n) using the cached
-   * keys and values, and returns the logits of the last new position ([vocab]) or of all new
-   * positions ([n, vocab]) when `allLogits`.
-   */
-  step(kv: KvCache, tokens: ArrayLike<number>, allLogits = false): Arr {
-    this.checkTokens(tokens, kv.length);
-    const { nHead, dModel: D } = this.config;
-    const n = tokens.length;
-    const cached = kv.length;
-    const positions = Int32Array.from({ length: n }, (_, t) => cached + t);
-    const x0 = this.embed(tokens, positions, previousIds(tokens, kv.last));
-    const shape = { n, cached, d: D, heads: nHead };
-    const x = this.decode(x0, new Array<KvCache>(n).fill(kv), positions, (l, y, qkv) =>
-      this.ops.attendCached(y, qkv, kv.block, l, shape),
-    );
-    kv.length = cached + n;
-    kv.last = tokens[n - 1]!;
-    const rows = allLogits ? n : 1;
-    return this.head(x.subarray((n - rows) * D), rows, false).logits;
-  }
-
-  /**
-   * Batched decoding: appends one token to each of several sequences (each with its own cache and
-   * position) and returns their next-token logits [B, vocab]. The projections run as one B-row
-   * matmul, so decoding a group of samples together is much faster than one at a time.
-   */
-  stepBatch(kvs: readonly KvCache[], tokens: readonly number[]): Arr {
-    const B = kvs.length;
-    if (tokens.length !== B) throw new Error('stepBatch: one token per cache');
-    for (let b = 0; b < B; b++) this.checkTokens([tokens[b]!], kvs[b]!.length);
-    const { nHead: heads, dModel: d } = this.config;
-    const positions = Int32Array.from(kvs, (kv) => kv.length);
-    const previous = Int32Array.from(kvs, (kv) => kv.last);
-    const x0 = this.embed(tokens, positions, previous);
-    const x = this.decode(x0, kvs, positions, (l, y, qkv) => {
-      for (const [b, kv] of kvs.entries()) {
-        const shape = { n: 1, cached: positions[b]!, d, heads };
-        this.ops.attendCached(y.subarray(b * d), qkv.subarray(b * 3 * d), kv.block, l, shape);
-      }
-    });
-    for (const [b, kv] of kvs.entries()) {
-      kv.length++;
-      kv.last = tokens[b]!;
-    }
-    // rowwise: the logits of a sequence decoded in a batch are those `step` gives it alone
-    return this.head(x, B, true).logits;
   }
 
   /** the weights file (weights-file.ts), with `meta` in its header */
@@ -591,9 +349,4 @@ export class Gpt {
 /** a[i] += b[i] for i < n */
 function addInto(a: Arr, b: Arr, n: number): void {
   for (let i = 0; i < n; i++) a[i] = a[i]! + b[i]!;
-}
-
-/** the id before each of `tokens` (`before` for the first: -1 at the start of a sequence) */
-function previousIds(tokens: ArrayLike<number>, before: number): Int32Array {
-  return Int32Array.from(tokens, (_, t) => (t > 0 ? tokens[t - 1]! : before));
 }

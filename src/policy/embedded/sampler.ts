@@ -5,7 +5,8 @@
  */
 
 import { commonPrefix, startsWith } from '../../util/id-sequences.js';
-import type { Arr, Gpt, KvCache } from './model.js';
+import { copyKvCache, freeKv, type KvCache, newKvCache, step, stepBatch } from './decoding.js';
+import type { Arr, Gpt } from './model.js';
 import { Rng } from './rng.js';
 
 export interface PrefixCacheOptions {
@@ -91,7 +92,7 @@ export class PrefixCache {
   /**
    * A KV cache, with room for `room` positions (default: the context), holding the longest cached
    * prefix of `ids`, at most `ids.length - 1` tokens (the last token has to run for its logits);
-   * `reused` is that length. The caller owns it: it goes back with `put` or `Gpt.freeKv`.
+   * `reused` is that length. The caller owns it: it goes back with `put` or `freeKv`.
    */
   take(ids: readonly number[], room = this.model.config.contextLength): { kv: KvCache; reused: number } {
     let best = -1;
@@ -104,7 +105,7 @@ export class PrefixCache {
         best = j;
       }
     }
-    if (best < 0) return { kv: this.model.newKvCache(room), reused: 0 };
+    if (best < 0) return { kv: newKvCache(this.model, room), reused: 0 };
     const e = this.entries[best]!;
     if (bestLen === e.ids.length && e.kv.block.rows >= room) {
       // the prompt continues the whole entry: nothing else can use it that the caller's next put
@@ -114,7 +115,7 @@ export class PrefixCache {
       return { kv: e.kv, reused: bestLen };
     }
     e.used = ++this.clock;
-    return { kv: this.model.copyKvCache(e.kv, bestLen, ids[bestLen - 1]!, room), reused: bestLen };
+    return { kv: copyKvCache(this.model, e.kv, bestLen, ids[bestLen - 1]!, room), reused: bestLen };
   }
 
   /** keeps `kv`, whose positions hold `ids[0, kv.length)`; the cache owns it from now on */
@@ -122,14 +123,14 @@ export class PrefixCache {
     const n = kv.length;
     const rows = kv.block.rows;
     if (n === 0 || rows > this.maxTokens) {
-      this.model.freeKv(kv);
+      freeKv(this.model, kv);
       return;
     }
     const key = Int32Array.from({ length: n }, (_, i) => ids[i]!);
     for (const e of this.entries) {
       if (startsWith(e.ids, key)) {
         e.used = ++this.clock; // nothing new
-        this.model.freeKv(kv);
+        freeKv(this.model, kv);
         return;
       }
     }
@@ -149,7 +150,7 @@ export class PrefixCache {
   }
 
   clear(): void {
-    for (const e of this.entries) this.model.freeKv(e.kv);
+    for (const e of this.entries) freeKv(this.model, e.kv);
     this.entries.length = 0;
     this.room = 0;
   }
@@ -157,7 +158,7 @@ export class PrefixCache {
   private drop(i: number): void {
     const [e] = this.entries.splice(i, 1);
     this.room -= e!.kv.block.rows;
-    this.model.freeKv(e!.kv);
+    freeKv(this.model, e!.kv);
   }
 }
 
@@ -325,9 +326,9 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
   for (const cache of new Set(seqs.map((s) => s.opts.prefixCache))) cache?.validate();
   for (const [j, s] of seqs.entries()) {
     const cache = s.opts.prefixCache;
-    const { kv, reused } = cache ? cache.take(s.prompt) : { kv: model.newKvCache(), reused: 0 };
+    const { kv, reused } = cache ? cache.take(s.prompt) : { kv: newKvCache(model), reused: 0 };
     s.kv = kv;
-    s.logits = model.step(kv, reused > 0 ? s.prompt.slice(reused) : s.prompt);
+    s.logits = step(model, kv, reused > 0 ? s.prompt.slice(reused) : s.prompt);
     if (cache) {
       cache.hits += reused;
       cache.misses += s.prompt.length - reused;
@@ -335,7 +336,7 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
       let shared = false;
       for (let t = j + 1; t < seqs.length && !shared; t++)
         shared = commonPrefix(seqs[t]!.prompt, s.prompt) > reused;
-      if (shared) cache.put(s.prompt, model.copyKvCache(kv, kv.length, kv.last));
+      if (shared) cache.put(s.prompt, copyKvCache(model, kv, kv.length, kv.last));
     }
   }
   let active = seqs.filter((s) => s.budget > 0);
@@ -354,9 +355,10 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
     }
     active = still;
     if (active.length === 0) break;
-    if (active.length === 1) active[0]!.logits = model.step(active[0]!.kv!, next);
+    if (active.length === 1) active[0]!.logits = step(model, active[0]!.kv!, next);
     else {
-      const logits = model.stepBatch(
+      const logits = stepBatch(
+        model,
         active.map((s) => s.kv!),
         next,
       );
@@ -365,7 +367,7 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
   }
   return seqs.map((s) => {
     if (s.opts.prefixCache) s.opts.prefixCache.put([...s.prompt, ...s.tokenIds], s.kv!);
-    else model.freeKv(s.kv!);
+    else freeKv(model, s.kv!);
     return {
       tokenIds: s.tokenIds,
       logprobs: s.logprobs,
