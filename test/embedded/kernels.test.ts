@@ -5,6 +5,7 @@ import { newKvCache, step } from '../../src/policy/embedded/decoding.js';
 import {
   gemmF32,
   heap,
+  pinF32,
   regions,
   residentAlloc,
   residentFloats,
@@ -48,7 +49,8 @@ function checkGemm(
   N: number,
   acc: boolean,
   withBias: boolean,
-) {
+  how: { readonly rowwise?: boolean; readonly pinned?: boolean } = {},
+): Float32Array {
   const a = randomF32(rng, M * K + 3);
   const b = randomF32(rng, K * N + 5);
   const bias = withBias ? randomF32(rng, N + 2) : null;
@@ -76,8 +78,10 @@ function checkGemm(
 
   // views at odd offsets, to catch a kernel reading or writing outside them
   const out = Float32Array.from(init);
-  const opts = { bias: bias?.subarray(2) ?? null, accumulate: acc };
+  const opts = { bias: bias?.subarray(2) ?? null, accumulate: acc, rowwise: how.rowwise ?? false };
+  const unpin = how.pinned ? pinF32(b) : null;
   gemmF32(layout, out.subarray(outOff), a.subarray(aOff), b.subarray(bOff), s, opts);
+  unpin?.();
   for (let i = 0; i < M * N; i++) {
     const tol = (K + 2) * 6e-8 * (mag[i]! + (acc ? Math.abs(init[outOff + i]!) : 0)) + 1e-7;
     const err = Math.abs(out[outOff + i]! - ref[outOff + i]!);
@@ -89,6 +93,7 @@ function checkGemm(
   }
   expect(out[0]).toBe(init[0]);
   for (let i = outOff + M * N; i < out.length; i++) expect(out[i]).toBe(init[i]);
+  return out.subarray(outOff, outOff + M * N);
 }
 
 describe('WebAssembly SIMD gemm', () => {
@@ -110,6 +115,60 @@ describe('WebAssembly SIMD gemm', () => {
     checkGemm(rng, layout, 64, 1100, 9, true, false);
     checkGemm(rng, layout, 3, 129, 1030, true, true);
     checkGemm(rng, layout, 130, 128, 4100, false, false);
+  });
+
+  it('NT row by row: every row as it comes alone, over B in chunks and in tiles of rows', () => {
+    for (const [M, K, N] of [
+      [5, 37, 300],
+      [8, 128, 1030],
+      [3, 4, 9],
+      [9, 0, 5],
+    ] as const) {
+      const whole = checkGemm(new Rng(M * 7 + N), 'NT', M, K, N, true, true, { rowwise: true });
+      for (let i = 0; i < M; i++) {
+        // the same draws, keeping row i of A and of the initial output
+        const rng = new Rng(M * 7 + N);
+        const a = randomF32(rng, M * K + 3);
+        const b = randomF32(rng, K * N + 5);
+        const bias = randomF32(rng, N + 2);
+        const init = randomF32(rng, M * N + 4);
+        const out = init.slice(1 + i * N, 1 + (i + 1) * N);
+        const row = a.subarray(3 + i * K, 3 + (i + 1) * K);
+        gemmF32(
+          'NT',
+          out,
+          row,
+          b.subarray(5),
+          { m: 1, k: K, n: N },
+          { bias: bias.subarray(2), accumulate: true },
+        );
+        expect(out).toEqual(whole.subarray(i * N, (i + 1) * N));
+      }
+    }
+  });
+
+  it('reads a pinned operand in place, with the same bits as a copied one, and frees it on release', () => {
+    const before = residentFloats();
+    for (const [layout, M, K, N, rowwise] of [
+      ['NN', 3, 40, 24, false],
+      ['NN', 5, 40, 21, false],
+      ['NN', 20, 33, 48, false],
+      ['NT', 6, 37, 300, true],
+      ['NT', 20, 37, 30, false],
+      ['TN', 7, 9, 16, false],
+    ] as const) {
+      const copied = checkGemm(new Rng(M + K + N), layout, M, K, N, true, true, { rowwise });
+      const pinned = checkGemm(new Rng(M + K + N), layout, M, K, N, true, true, { rowwise, pinned: true });
+      expect(pinned).toEqual(copied);
+    }
+    expect(residentFloats()).toEqual(before);
+    const w = randomF32(new Rng(1), 64);
+    const [outer, inner] = [pinF32(w), pinF32(w)];
+    inner();
+    inner(); // a second call of the same release does nothing
+    expect(residentFloats().top).toBeGreaterThan(before.top);
+    outer();
+    expect(residentFloats()).toEqual(before);
   });
 
   it('stays correct when linear memory grows between calls', () => {
@@ -224,6 +283,22 @@ describe('SIMD softmax and GELU', () => {
           expect(Math.abs(d32[i]! - d64[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(d64[i]!)));
       }
     }
+  });
+
+  it('sampling weights exp((x - max) * scale) match the float64 reference, for any vocabulary size and temperature', () => {
+    const rng = new Rng(12);
+    for (const V of [1, 3, 4, 7, 100, 1025])
+      for (const scale of [1, 0.5, 4, 100]) {
+        const x = Float32Array.from({ length: V }, () => 6 * rng.normal());
+        const want = new Float64Array(V);
+        const wantSum = referenceOps.softmaxWeights(want, Float64Array.from(x), scale);
+        const got = new Float32Array(V);
+        const sum = simdOps.softmaxWeights(got, x, scale);
+        for (let j = 0; j < V; j++)
+          expect(Math.abs(got[j]! - want[j]!)).toBeLessThanOrEqual(2e-6 * want[j]! + 1e-30);
+        expect(Math.max(...got)).toBe(1);
+        expect(Math.abs(sum - wantSum)).toBeLessThanOrEqual(1e-6 * wantSum);
+      }
   });
 
   it('GELU and its derivative match the scalar formula, with no overflow at extreme inputs', () => {

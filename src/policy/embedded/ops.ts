@@ -73,6 +73,11 @@ export interface Ops<A extends Arr = Arr> {
   gelu(out: A, u: A, n: number): void;
   /** dg *= GELU'(u) elementwise over n */
   geluBackward(dg: A, u: A, n: number): void;
+  /**
+   * out[j] = exp((x[j] - max x) * scale) for j < x.length: the weights of softmax(x * scale),
+   * unnormalised (what sampling draws a token from); returns their sum
+   */
+  softmaxWeights(out: A, x: A, scale: number): number;
   /** the row stride of `attention`'s probabilities for `keys` positions: keys, or more (padding) */
   attentionStride(keys: number): number;
   /**
@@ -100,6 +105,13 @@ export interface Ops<A extends Arr = Arr> {
   kvCopy(dst: KvBlock, src: KvBlock, n: number): void;
   /** gives the block's memory back; it must not be used again (a block never freed is freed once unreachable) */
   kvFree(kv: KvBlock): void;
+  /**
+   * Holds a copy of `params` where the kernels read their operands, until the returned function
+   * is called, so that products reading weights (views of it) do not copy them in each time:
+   * decoding runs every weight through a product per token. `params` must not change meanwhile.
+   * A no-op for a backend that reads arrays where they are.
+   */
+  pin(params: A): () => void;
 }
 
 export function opsFor(dtype: DType): Ops {

@@ -540,6 +540,17 @@ function attentionBackward(dqkv: Arr, dy: Arr, att: Arr, qkv: Arr, s: AttentionS
   }
 }
 
+function softmaxWeights(out: Arr, x: Arr, scale: number): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < x.length; j++) if (x[j]! > max) max = x[j]!;
+  let sum = 0;
+  for (let j = 0; j < x.length; j++) {
+    out[j] = Math.exp((x[j]! - max) * scale);
+    sum += out[j]!;
+  }
+  return sum;
+}
+
 export const referenceOps: Ops = {
   dtype: 'float64',
   alloc: (n) => new Float64Array(n),
@@ -551,6 +562,7 @@ export const referenceOps: Ops = {
   layerNormBackward,
   gelu,
   geluBackward,
+  softmaxWeights,
   attentionStride: (keys) => keys,
   attention,
   attentionBackward,
@@ -559,4 +571,5 @@ export const referenceOps: Ops = {
   kvWrite,
   kvCopy,
   kvFree: () => {},
+  pin: () => () => {},
 };

@@ -5,8 +5,17 @@
  */
 
 import { commonPrefix, startsWith } from '../../util/id-sequences.js';
-import { copyKvCache, freeKv, type KvCache, newKvCache, step, stepBatch } from './decoding.js';
+import {
+  copyKvCache,
+  freeKv,
+  type KvCache,
+  newKvCache,
+  step,
+  stepBatch,
+  withWeightsPinned,
+} from './decoding.js';
 import type { Arr, Gpt } from './model.js';
+import { type Ops, opsFor } from './ops.js';
 import { Rng } from './rng.js';
 
 export interface PrefixCacheOptions {
@@ -192,47 +201,42 @@ export interface SampleResult {
   readonly promptTokens: number;
 }
 
-/** scratch buffers reused across steps */
-class Scratch {
-  readonly probs: Float64Array;
+/** what `pickToken` computes in, reused across steps: the model's arithmetic and arrays of its dtype */
+export class PickScratch {
+  readonly probs: Arr;
   readonly order: Int32Array;
-  constructor(V: number) {
-    this.probs = new Float64Array(V);
+  constructor(
+    V: number,
+    readonly ops: Ops,
+  ) {
+    this.probs = ops.alloc(V);
     this.order = new Int32Array(V);
   }
 }
 
-/** pick a token from `logits` ([V]); returns [id, logprob] */
+/**
+ * pick a token from `logits` ([V]); returns [id, logprob]. The weights come from
+ * `Ops.softmaxWeights` of the scratch's arithmetic (by default the one of the logits' dtype).
+ */
 export function pickToken(
   logits: Arr,
   temperature: number,
   topP: number,
   rng: Rng,
-  scratch?: { probs: Float64Array; order: Int32Array },
+  scratch: PickScratch = new PickScratch(
+    logits.length,
+    opsFor(logits instanceof Float64Array ? 'float64' : 'float32'),
+  ),
 ): [number, number] {
   const V = logits.length;
-  let max = Number.NEGATIVE_INFINITY;
-  let arg = 0;
-  for (let j = 0; j < V; j++) {
-    if (logits[j]! > max) {
-      max = logits[j]!;
-      arg = j;
-    }
-  }
+  const probs = scratch.probs;
   if (temperature <= 0) {
-    let sum = 0;
-    for (let j = 0; j < V; j++) sum += Math.exp(logits[j]! - max);
-    return [arg, -Math.log(sum)];
+    let arg = 0;
+    for (let j = 1; j < V; j++) if (logits[j]! > logits[arg]!) arg = j;
+    // the model's own logprob: of softmax at temperature 1, where the top weight is exp(0) = 1
+    return [arg, -Math.log(scratch.ops.softmaxWeights(probs, logits, 1))];
   }
-  const s = scratch ?? new Scratch(V);
-  const probs = s.probs;
-  let sum = 0;
-  const invT = 1 / temperature;
-  for (let j = 0; j < V; j++) {
-    const e = Math.exp((logits[j]! - max) * invT);
-    probs[j] = e;
-    sum += e;
-  }
+  const sum = scratch.ops.softmaxWeights(probs, logits, 1 / temperature);
   if (topP >= 1) {
     let u = rng.next() * sum;
     let pick = V - 1;
@@ -246,7 +250,7 @@ export function pickToken(
     while (probs[pick] === 0) pick--; // guard against rounding at the tail
     return [pick, Math.log(probs[pick]! / sum)];
   }
-  const order = s.order;
+  const order = scratch.order;
   for (let j = 0; j < V; j++) order[j] = j;
   const sorted = Array.from(order).sort((a, b) => probs[b]! - probs[a]! || a - b);
   const limit = topP * sum;
@@ -301,6 +305,10 @@ export function checkJob(model: Gpt, { prompt, options: opts = {} }: SampleJob):
 }
 
 export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
+  return withWeightsPinned(model, () => sampleAll(model, jobs));
+}
+
+function sampleAll(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   const ctx = model.config.contextLength;
   const V = model.config.vocabSize;
   const seqs = jobs.map((job) => {
@@ -322,7 +330,7 @@ export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult
       finishReason: 'length' as SampleResult['finishReason'],
     };
   });
-  const scratch = new Scratch(V);
+  const scratch = new PickScratch(V, model.net.ops);
   for (const cache of new Set(seqs.map((s) => s.opts.prefixCache))) cache?.validate();
   for (const [j, s] of seqs.entries()) {
     const cache = s.opts.prefixCache;

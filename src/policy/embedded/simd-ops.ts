@@ -14,13 +14,14 @@ import {
   kvWriteF32,
 } from './kernels/attention.js';
 import { FUSED } from './kernels/fma.js';
-import { gemmF32 } from './kernels/gemm.js';
+import { gemmF32, pinF32 } from './kernels/gemm.js';
 import {
   colSumAccF32,
   geluBackwardF32,
   geluF32,
   layerNormBackwardF32,
   layerNormF32,
+  softmaxWeightsF32,
 } from './kernels/pointwise.js';
 import type { Ops } from './ops.js';
 import { layerNorm, layerNormBackward } from './reference-ops.js';
@@ -36,6 +37,7 @@ export const simdOps: Ops<Float32Array> = {
   layerNormBackward: FUSED ? layerNormBackwardF32 : layerNormBackward,
   gelu: geluF32,
   geluBackward: geluBackwardF32,
+  softmaxWeights: softmaxWeightsF32,
   attentionStride: attentionStrideF32,
   attention: attentionForwardF32,
   attentionBackward: attentionBackwardF32,
@@ -44,4 +46,5 @@ export const simdOps: Ops<Float32Array> = {
   kvWrite: kvWriteF32,
   kvCopy: kvCopyF32,
   kvFree: kvFreeF32,
+  pin: pinF32,
 };

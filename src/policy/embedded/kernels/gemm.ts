@@ -200,105 +200,130 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   return f;
 }
 
-/** C[i,j] (+)= dot(A row i, B row j) (+ bias[j]); one row by Q columns, k in f32x4 steps */
+/**
+ * C[i,j] (+)= dot(A row i, B row j) (+ bias[j]), k in f32x4 steps: a tile of R rows by Q columns
+ * keeps R x Q accumulators, so each loaded vector of A serves Q columns and each of B serves R
+ * rows. Every output is summed the same way whatever the tile (its own vector accumulator, then
+ * its lanes, then the k tail), so the tiling never changes a result.
+ */
 function buildSdotnt(fused: boolean): Fn {
   const f = new Fn('sdotnt', Array(11).fill(I32));
   const [c, ldc, a, lda, b, ldb, bias, M, K, N, flags] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
+  const RMAX = 2;
+  const QMAX = 4;
   const i = f.local(I32);
   const j = f.local(I32);
   const kk = f.local(I32);
-  const pa = f.local(I32);
   const cp = f.local(I32);
-  const pb = Array.from({ length: 4 }, () => f.local(I32));
-  const acc = Array.from({ length: 4 }, () => f.local(V128));
-  const av = f.local(V128);
+  const pa = Array.from({ length: RMAX }, () => f.local(I32));
+  const pb = Array.from({ length: QMAX }, () => f.local(I32));
+  const acc = Array.from({ length: RMAX }, () => Array.from({ length: QMAX }, () => f.local(V128)));
+  const av = Array.from({ length: RMAX }, () => f.local(V128));
   const bv = f.local(V128);
-  const sum = Array.from({ length: 4 }, () => f.local(F32));
+  const sum = Array.from({ length: RMAX }, () => Array.from({ length: QMAX }, () => f.local(F32)));
   const x = f.local(F32);
   for (const s of [ldc, lda, ldb]) f.get(s).i32(2).op(Op.i32Shl).set(s);
 
-  const cols = (Q: number) => {
-    f.get(a).get(i).get(lda).op(Op.i32Mul, Op.i32Add).set(pa);
+  const tile = (R: number, Q: number) => {
+    for (let r = 0; r < R; r++)
+      f.get(a).get(i).i32(r).op(Op.i32Add).get(lda).op(Op.i32Mul, Op.i32Add).set(pa[r]!);
     for (let q = 0; q < Q; q++) {
       f.get(b).get(j).i32(q).op(Op.i32Add).get(ldb).op(Op.i32Mul, Op.i32Add).set(pb[q]!);
-      f.v128Zero().set(acc[q]!);
+      for (let r = 0; r < R; r++) f.v128Zero().set(acc[r]![q]!);
     }
     f.get(K).set(kk);
     f.while(
       () => f.get(kk).i32(4).op(Op.i32GeS),
       () => {
-        f.get(pa).mem(Simd.load, 0, true).set(av);
+        for (let r = 0; r < R; r++) {
+          f.get(pa[r]!).mem(Simd.load, 0, true).set(av[r]!);
+          f.inc(pa[r]!, 16);
+        }
         for (let q = 0; q < Q; q++) {
           f.get(pb[q]!).mem(Simd.load, 0, true).set(bv);
-          f.madd(acc[q]!, av, bv, fused);
+          for (let r = 0; r < R; r++) f.madd(acc[r]![q]!, av[r]!, bv, fused);
           f.inc(pb[q]!, 16);
         }
-        f.inc(pa, 16);
         f.inc(kk, -4);
       },
     );
-    for (let q = 0; q < Q; q++) {
-      for (let l = 0; l < 4; l++) {
-        f.get(acc[q]!).simd(Simd.f32x4ExtractLane).lane(l);
-        if (l > 0) f.op(Op.f32Add);
+    for (let r = 0; r < R; r++)
+      for (let q = 0; q < Q; q++) {
+        for (let l = 0; l < 4; l++) {
+          f.get(acc[r]![q]!).simd(Simd.f32x4ExtractLane).lane(l);
+          if (l > 0) f.op(Op.f32Add);
+        }
+        f.set(sum[r]![q]!);
       }
-      f.set(sum[q]!);
-    }
     f.while(
       () => f.get(kk).i32(0).op(Op.i32GtS),
       () => {
-        f.get(pa).mem(Op.f32Load, 0, false).set(x);
-        for (let q = 0; q < Q; q++) {
-          f.get(sum[q]!).get(x).get(pb[q]!).mem(Op.f32Load, 0, false).op(Op.f32Mul, Op.f32Add).set(sum[q]!);
-          f.inc(pb[q]!, 4);
+        for (let r = 0; r < R; r++) {
+          f.get(pa[r]!).mem(Op.f32Load, 0, false).set(x);
+          for (let q = 0; q < Q; q++)
+            f.get(sum[r]![q]!)
+              .get(x)
+              .get(pb[q]!)
+              .mem(Op.f32Load, 4 * 0, false)
+              .op(Op.f32Mul, Op.f32Add)
+              .set(sum[r]![q]!);
+          f.inc(pa[r]!, 4);
         }
-        f.inc(pa, 4);
+        for (let q = 0; q < Q; q++) f.inc(pb[q]!, 4);
         f.inc(kk, -1);
       },
     );
-    f.get(c).get(i).get(ldc).op(Op.i32Mul, Op.i32Add).get(j).i32(2).op(Op.i32Shl, Op.i32Add).set(cp);
-    f.when(
-      () => f.get(flags).i32(FLAG_BIAS).op(Op.i32And),
-      () => {
-        for (let q = 0; q < Q; q++) {
-          f.get(sum[q]!)
-            .get(bias)
-            .get(j)
-            .i32(2)
-            .op(Op.i32Shl, Op.i32Add)
-            .mem(Op.f32Load, 4 * q, false);
-          f.op(Op.f32Add).set(sum[q]!);
-        }
-      },
-    );
-    f.when(
-      () => f.get(flags).i32(FLAG_ACCUMULATE).op(Op.i32And),
-      () => {
-        for (let q = 0; q < Q; q++) {
-          f.get(sum[q]!)
-            .get(cp)
-            .mem(Op.f32Load, 4 * q, false)
-            .op(Op.f32Add)
-            .set(sum[q]!);
-        }
-      },
-    );
-    for (let q = 0; q < Q; q++)
-      f.get(cp)
-        .get(sum[q]!)
-        .mem(Op.f32Store, 4 * q, false);
+    for (let r = 0; r < R; r++) {
+      f.get(c)
+        .get(i)
+        .i32(r)
+        .op(Op.i32Add)
+        .get(ldc)
+        .op(Op.i32Mul, Op.i32Add)
+        .get(j)
+        .i32(2)
+        .op(Op.i32Shl, Op.i32Add)
+        .set(cp);
+      f.when(
+        () => f.get(flags).i32(FLAG_BIAS).op(Op.i32And),
+        () => {
+          for (let q = 0; q < Q; q++) {
+            f.get(sum[r]![q]!)
+              .get(bias)
+              .get(j)
+              .i32(2)
+              .op(Op.i32Shl, Op.i32Add)
+              .mem(Op.f32Load, 4 * q, false);
+            f.op(Op.f32Add).set(sum[r]![q]!);
+          }
+        },
+      );
+      f.when(
+        () => f.get(flags).i32(FLAG_ACCUMULATE).op(Op.i32And),
+        () => {
+          for (let q = 0; q < Q; q++)
+            f.get(sum[r]![q]!)
+              .get(cp)
+              .mem(Op.f32Load, 4 * q, false)
+              .op(Op.f32Add)
+              .set(sum[r]![q]!);
+        },
+      );
+      for (let q = 0; q < Q; q++)
+        f.get(cp)
+          .get(sum[r]![q]!)
+          .mem(Op.f32Store, 4 * q, false);
+    }
   };
 
+  const rows = (R: number) => {
+    f.i32(0).set(j);
+    f.steps(j, N, QMAX, () => tile(R, QMAX));
+    f.steps(j, N, 1, () => tile(R, 1));
+  };
   f.i32(0).set(i);
-  f.while(
-    () => f.get(i).get(M).op(Op.i32LtS),
-    () => {
-      f.i32(0).set(j);
-      f.steps(j, N, 4, () => cols(4));
-      f.steps(j, N, 1, () => cols(1));
-      f.inc(i, 1);
-    },
-  );
+  f.steps(i, M, RMAX, () => rows(RMAX));
+  f.steps(i, M, 1, () => rows(1));
   return f;
 }
 
@@ -640,7 +665,7 @@ export function scopy(d: number, ldd: number, s: number, lds: number, rows: numb
 /** the elementwise and row-wise kernels of vmath.ts and vnorm.ts (byte pointers, element counts) */
 export const vmath = instance.exports as unknown as {
   rowmax(x: number, n: number): number;
-  expsum(x: number, n: number, shift: number, write: number): number;
+  expsum(x: number, n: number, shift: number, scale: number, write: number): number;
   axpy(y: number, x: number, n: number, alpha: number): void;
   gelu(out: number, u: number, n: number): void;
   geluBackward(dg: number, u: number, n: number): void;
@@ -771,6 +796,56 @@ export function residentFree(at: number, floats: number): void {
   }
 }
 
+// --- pinned arrays ------------------------------------------------------------------------------
+// Decoding runs every weight matrix through a product for each token it samples, a few rows at a
+// time, and copying the matrix in cost about as much as the product. A pinned array is copied into
+// a resident block once; a product whose operand is a view of it reads the block instead.
+
+interface Pin {
+  readonly array: Float32Array;
+  readonly at: number;
+  refs: number;
+}
+const pins: Pin[] = [];
+
+/**
+ * Keeps a copy of `array` in linear memory, read by every product whose operand lies in it, until
+ * the returned function is called (pins of the same array nest). The caller must not change the
+ * array meanwhile: the products would read the copy.
+ */
+export function pinF32(array: Float32Array): () => void {
+  let pin = pins.find((p) => p.array === array);
+  if (!pin) {
+    pin = { array, at: residentAlloc(array.length), refs: 0 };
+    heapView.set(array, pin.at);
+    pins.push(pin);
+  }
+  pin.refs++;
+  const held = pin;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--held.refs > 0) return;
+    pins.splice(pins.indexOf(held), 1);
+    residentFree(held.at, held.array.length);
+  };
+}
+
+/** the float offset of x's copy when x is a view of a pinned array, else -1 */
+function pinnedAt(x: Float32Array): number {
+  for (const p of pins) {
+    const from = p.array.byteOffset;
+    if (
+      x.buffer === p.array.buffer &&
+      x.byteOffset >= from &&
+      x.byteOffset + x.byteLength <= from + p.array.byteLength
+    )
+      return p.at + (x.byteOffset - from) / 4;
+  }
+  return -1;
+}
+
 /** floats held by resident blocks and free ranges between them (for tests and benchmarks) */
 export function residentFloats(): { top: number; free: number } {
   return { top: residentTop, free: freeRanges.reduce((s, r) => s + r.size, 0) };
@@ -823,8 +898,18 @@ export function sdotnt(
   hasBias: boolean,
 ): void {
   const flags = (accumulate ? FLAG_ACCUMULATE : 0) | (hasBias ? FLAG_BIAS : 0);
-  sdotntRaw(c * 4, ldc, a * 4, lda, b * 4, ldb, bias * 4, M, K, N, flags);
+  // every row passes a chunk of B's rows while it is in cache: the kernel runs row by row, and a
+  // row of A against all of a large B (the vocabulary) would stream B from memory once per row.
+  // Each output is the same dot product whichever chunk computes it.
+  const chunk = M === 1 ? N : Math.max(4, Math.floor(DOT_CHUNK_FLOATS / Math.max(1, K)) & ~3);
+  for (let j0 = 0; j0 < N; j0 += chunk) {
+    const n = Math.min(chunk, N - j0);
+    sdotntRaw((c + j0) * 4, ldc, a * 4, lda, (b + j0 * ldb) * 4, ldb, (bias + j0) * 4, M, K, n, flags);
+  }
 }
+
+/** floats of B per chunk of `sdotnt` (Number(process.env.DOTCHUNK) for tuning) */
+const DOT_CHUNK_FLOATS = Number(process.env.DOTCHUNK ?? 4096);
 
 /** below this many rows an A @ B^T product uses the dot-product kernel instead of packing B */
 const DOT_ROWS = 4;
@@ -864,10 +949,12 @@ export function gemmF32(
   const nA = M * K;
   const nB = K * N;
   if (layout === 'NT' && (M < DOT_ROWS || (opts.rowwise ?? false))) {
-    const [pa, pb, pc, pbias] = regions(nA, nB, M * N, bias ? N : 0);
+    const pinned = pinnedAt(b);
+    const [pa, pcopy, pc, pbias] = regions(nA, pinned < 0 ? nB : 0, M * N, bias ? N : 0);
+    const pb = pinned < 0 ? pcopy : pinned;
     const h = heapView;
     h.set(a.subarray(0, nA), pa);
-    h.set(b.subarray(0, nB), pb);
+    if (pinned < 0) h.set(b.subarray(0, nB), pb);
     if (accumulate) h.set(out.subarray(0, M * N), pc);
     if (bias) h.set(bias.subarray(0, N), pbias);
     sdotnt(pc, N, pa, K, pb, K, pbias, M, K, N, accumulate, bias !== null);
@@ -881,10 +968,12 @@ export function gemmF32(
     // is, and the strided kernel runs rows one by one past its last block of 4, where the panel
     // kernel would compute whole blocks. Its tiles take every sum in the panel kernel's order
     // (and, with the padding, only in vectors), so a row comes out the same bits either way.
-    const [pA, pB, pC, pbias] = regions(nA, Np * K, M * Np, Np);
+    const pinned = Np === N ? pinnedAt(b) : -1;
+    const [pA, pcopy, pC, pbias] = regions(nA, pinned < 0 ? Np * K : 0, M * Np, Np);
+    const pB = pinned < 0 ? pcopy : pinned;
     const h = heapView;
     h.set(a.subarray(0, nA), pA);
-    copyRows(h, pB, Np, b, 0, N, K, true);
+    if (pinned < 0) copyRows(h, pB, Np, b, 0, N, K, true);
     if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
     if (bias) setBias(h, pbias, bias, N, Np);
     for (let k0 = 0; k0 === 0 || k0 < K; k0 += kc) {
@@ -908,11 +997,15 @@ export function gemmF32(
   pack4(pA * 4, praw * 4, fullA, K, akStride, aRowStride);
   packEdge(h, pA + fullA * BLOCK_ROWS * K, praw, fullA * BLOCK_ROWS, M, BLOCK_ROWS, K, akStride, aRowStride);
   // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided
-  h.set(b.subarray(0, nB), praw);
+  let pbraw = pinnedAt(b);
+  if (pbraw < 0) {
+    h.set(b.subarray(0, nB), praw);
+    pbraw = praw;
+  }
   const fullB = Math.floor(N / STRIP_COLS);
   const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
-  pack8(pB * 4, praw * 4, fullB, K, bkStride, bColStride);
-  packEdge(h, pB + fullB * STRIP_COLS * K, praw, fullB * STRIP_COLS, N, STRIP_COLS, K, bkStride, bColStride);
+  pack8(pB * 4, pbraw * 4, fullB, K, bkStride, bColStride);
+  packEdge(h, pB + fullB * STRIP_COLS * K, pbraw, fullB * STRIP_COLS, N, STRIP_COLS, K, bkStride, bColStride);
   if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
   if (bias) setBias(h, pbias, bias, N, Np);
   // The k blocking does not depend on M: it sets the order in which a row's sum is taken, and a

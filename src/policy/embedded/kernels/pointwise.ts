@@ -14,8 +14,25 @@ export function tokenLogprobF32(logits: Float32Array, V: number, t: number, targ
   // the padding lanes must not win the max nor add to the sum
   h.fill(Number.NEGATIVE_INFINITY, p + V, p + ((V + 3) & ~3));
   const max = vmath.rowmax(p * 4, V);
-  const sum = vmath.expsum(p * 4, V, max, 0);
+  const sum = vmath.expsum(p * 4, V, max, 1, 0);
   return logits[r + target]! - max - Math.log(sum);
+}
+
+/**
+ * out[j] = exp((x[j] - max x) * scale) for j < x.length (what sampling draws from, unnormalised);
+ * returns their sum, taken in double precision over the values written
+ */
+export function softmaxWeightsF32(out: Float32Array, x: Float32Array, scale: number): number {
+  const V = x.length;
+  const [p] = regions(V);
+  const h = heap();
+  h.set(x, p);
+  h.fill(Number.NEGATIVE_INFINITY, p + V, p + ((V + 3) & ~3));
+  vmath.expsum(p * 4, V, vmath.rowmax(p * 4, V), scale, 1);
+  out.set(h.subarray(p, p + V));
+  let sum = 0;
+  for (let j = 0; j < V; j++) sum += out[j]!;
+  return sum;
 }
 
 /** dlogits row t += w * (onehot(target) - softmax(logits row t)) */
@@ -34,7 +51,7 @@ export function addLogprobGradF32(
   h.fill(Number.NEGATIVE_INFINITY, px + V, px + ((V + 3) & ~3));
   h.set(dlogits.subarray(r, r + V), pd);
   const max = vmath.rowmax(px * 4, V);
-  const sum = vmath.expsum(px * 4, V, max, 1);
+  const sum = vmath.expsum(px * 4, V, max, 1, 1);
   vmath.axpy(pd * 4, px * 4, V, -w / sum);
   dlogits.set(h.subarray(pd, pd + V), r);
   dlogits[r + target] = dlogits[r + target]! + w;

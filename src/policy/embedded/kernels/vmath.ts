@@ -150,9 +150,9 @@ function buildRowmax(): Fn {
   return f;
 }
 
-/** expsum(x, n, shift, write) -> sum of exp(x - shift); with write != 0 the exps replace x */
+/** expsum(x, n, shift, scale, write) -> sum of exp((x - shift) * scale); with write != 0 the exps replace x */
 function buildExpsum(fused: boolean): Fn {
-  const f = new Fn('expsum', [I32, I32, F32, I32], [F32]);
+  const f = new Fn('expsum', [I32, I32, F32, F32, I32], [F32]);
   const p = f.local(I32);
   const end = f.local(I32);
   const sh = f.local(V128);
@@ -161,14 +161,16 @@ function buildExpsum(fused: boolean): Fn {
   const n = f.local(V128);
   const s = f.local(V128);
   const m = f.local(V128);
+  const sc = f.local(V128);
   f.get(2).simd(Simd.f32x4Splat).set(sh);
+  f.get(3).simd(Simd.f32x4Splat).set(sc);
   f.v128Zero().set(s);
   vecLoop(f, p, 0, 1, end, () => {
-    f.get(p).mem(Simd.load, 0, true).get(sh).simd(Simd.f32x4Sub).set(v);
+    f.get(p).mem(Simd.load, 0, true).get(sh).simd(Simd.f32x4Sub).get(sc).simd(Simd.f32x4Mul).set(v);
     emitExp(f, v, v, r, n, m, fused);
     f.get(s).get(v).simd(Simd.f32x4Add).set(s);
     f.when(
-      () => f.get(3),
+      () => f.get(4),
       () => f.get(p).get(v).mem(Simd.store, 0, true),
     );
   });
