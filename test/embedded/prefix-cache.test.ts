@@ -4,6 +4,7 @@ import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
 import { freeKv, newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
+import type { ResidentKv } from '../../src/policy/embedded/kernels/attention.js';
 import { residentFloats } from '../../src/policy/embedded/kernels/gemm.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
@@ -170,6 +171,9 @@ describe('prefix cache', () => {
 
   it('gives back every KV block it does not keep', () => {
     const model = sharpModel(base, 6);
+    const probe = newKvCache(model);
+    const room = (probe.block as ResidentKv).floats;
+    freeKv(model, probe);
     const held = () => {
       const r = residentFloats();
       return r.top - r.free;
@@ -186,7 +190,6 @@ describe('prefix cache', () => {
       model,
       jobs.map((j) => ({ prompt: j.prompt, options: { ...j.options, prefixCache: undefined } })),
     );
-    const room = 2 * base.nLayer * base.contextLength * base.dModel;
     expect(held() - before).toBe(cache.size * room);
     cache.clear();
     expect(held()).toBe(before);

@@ -21,7 +21,6 @@ import {
   residentAlloc,
   residentFree,
   scopy,
-  sdotnt,
   sgemm,
   stranspose,
   vmath,
@@ -127,27 +126,38 @@ export function attentionBackwardF32(
 }
 
 /**
- * A sequence's keys and values in linear memory (a resident block): per layer, keys [rows, d] then
- * values [rows, d], so that attention reads them where they are.
+ * A sequence's keys and values in linear memory (a resident block): per layer, the keys transposed
+ * [d, kStride] (a position per column, so that scores are a product with rows of B, as in
+ * training), then the values [rows, d]; attention reads them where they are.
  */
 export class ResidentKv implements KvBlock {
   /** float offset of the block; -1 once freed */
   at: number;
+  /** the row stride of the transposed keys (see `transposedStride`; past rows rounded up to 4, read as masked scores) */
+  readonly kStride: number;
   constructor(
     readonly layers: number,
     readonly rows: number,
     readonly d: number,
   ) {
+    this.kStride = transposedStride(rows);
     this.at = residentAlloc(this.floats);
     unreachable.register(this, { at: this.at, floats: this.floats }, this);
   }
   get floats(): number {
-    return 2 * this.layers * this.rows * this.d;
+    return this.layers * this.layerFloats;
   }
-  /** float offset of `layer`'s keys; its values follow, rows * d later */
+  private get layerFloats(): number {
+    return this.d * (this.kStride + this.rows);
+  }
+  /** float offset of `layer`'s transposed keys [d, kStride] */
   keys(layer: number): number {
     if (this.at < 0) throw new Error('KV block used after it was freed');
-    return this.at + 2 * layer * this.rows * this.d;
+    return this.at + layer * this.layerFloats;
+  }
+  /** float offset of `layer`'s values [rows, d] */
+  values(layer: number): number {
+    return this.keys(layer) + this.d * this.kStride;
   }
 }
 
@@ -168,21 +178,21 @@ export function kvAllocF32(layers: number, rows: number, d: number): KvBlock {
 export function kvWriteF32(kv: KvBlock, layer: number, pos: number, qkv: Float32Array, row: number): void {
   const b = resident(kv);
   const D = b.d;
-  const k = b.keys(layer) + pos * D;
+  const k = b.keys(layer) + pos;
   const o = row * 3 * D;
   const h = heap();
-  h.set(qkv.subarray(o + D, o + 2 * D), k);
-  h.set(qkv.subarray(o + 2 * D, o + 3 * D), k + b.rows * D);
+  for (let c = 0; c < D; c++) h[k + c * b.kStride] = qkv[o + D + c]!;
+  h.set(qkv.subarray(o + 2 * D, o + 3 * D), b.values(layer) + pos * D);
 }
 
 export function kvCopyF32(dst: KvBlock, src: KvBlock, n: number): void {
   const [to, from] = [resident(dst), resident(src)];
   const h = heap();
-  const w = n * from.d;
   for (let l = 0; l < from.layers; l++) {
-    const [k, v] = [from.keys(l), from.keys(l) + from.rows * from.d];
-    h.copyWithin(to.keys(l), k, k + w);
-    h.copyWithin(to.keys(l) + to.rows * to.d, v, v + w);
+    const [tk, fk] = [to.keys(l), from.keys(l)];
+    for (let c = 0; c < from.d; c++)
+      h.copyWithin(tk + c * to.kStride, fk + c * from.kStride, fk + c * from.kStride + n);
+    h.copyWithin(to.values(l), from.values(l), from.values(l) + n * from.d);
   }
 }
 
@@ -196,9 +206,9 @@ export function kvFreeF32(kv: KvBlock): void {
 
 /**
  * Attention of n new positions (queries in qkv [n, 3D]) over the cached keys and values [0, p0 + n)
- * of one layer of a resident block, for KV-cache decoding. The scores use the dot-product kernel
- * (few rows, keys contiguous along the head dimension); the causal softmax sees p0 earlier
- * positions per row.
+ * of one layer of a resident block, for KV-cache decoding: the products and the causal softmax of
+ * the training forward pass, with the keys and values read where the cache holds them. A row's
+ * scores are summed as training sums them, whatever the number of rows run with it.
  */
 export function attendCachedF32(
   y: Float32Array,
@@ -213,16 +223,31 @@ export function attendCachedF32(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const L = p0 + n;
-  const ld = (L + 3) & ~3;
+  const ld = attentionStrideF32(L);
   const pk = b.keys(layer);
-  const pv = pk + b.rows * D;
+  const pv = b.values(layer);
   const [pq, ps, py] = regions(n * D3, n * ld, n * D);
   const h = heap();
   h.set(qkv.subarray(0, n * D3), pq);
   for (let hh = 0; hh < H; hh++) {
     const o = hh * hd;
-    // every row gets all L scores; those past its position are masked by the softmax
-    sdotnt(ps, ld, pq + o, D3, pk + o, D, 0, n, hd, L, false, false);
+    sgemm(
+      ps,
+      ld,
+      pq + o,
+      D3,
+      1,
+      pk + o * b.kStride,
+      b.kStride,
+      0,
+      n,
+      hd,
+      ld,
+      false,
+      false,
+      Causal.columnVectors,
+      p0,
+    );
     vmath.softmaxCausal(ps * 4, n, ld, scale, p0);
     sgemm(py + o, D, ps, ld, 1, pv + o, D, 0, n, L, hd, false, false, Causal.kUpTo, p0);
   }

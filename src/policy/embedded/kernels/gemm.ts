@@ -47,6 +47,12 @@ export const Causal = {
   kUpTo: 2,
   /** only k >= i0 - offset (P^T dY with P lower triangular) */
   kFrom: 3,
+  /**
+   * `columns`, the limit rounded up to whole vectors of 4 (at most N): with N a multiple of 4,
+   * every column is a vector lane, summed the same way whatever the rows of the block (a scalar
+   * tail would not fuse its multiply-adds), so a row's scores do not depend on the rows run with it
+   */
+  columnVectors: 4,
 } as const;
 
 const FLAG_ACCUMULATE = 1;
@@ -100,7 +106,7 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   const sb = f.local(F32);
 
   for (const x of [ldc, rsA, csA, ldb]) f.get(x).i32(2).op(Op.i32Shl).set(x);
-  f.get(flags).i32(2).op(Op.i32ShrU).i32(3).op(Op.i32And).set(mode);
+  f.get(flags).i32(2).op(Op.i32ShrU).i32(7).op(Op.i32And).set(mode);
 
   const minInto = (dst: number, x: number, y: number) => {
     f.get(x).get(y).get(x).get(y).op(Op.i32LtS, Op.select).set(dst);
@@ -181,6 +187,10 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
     const isMode = (m: number) => () => f.get(mode).i32(m).op(Op.i32Eq);
     f.get(i0).i32(R).op(Op.i32Add).get(off).op(Op.i32Add).set(tmp);
     f.when(isMode(Causal.columns), () => minInto(jend, N, tmp));
+    f.when(isMode(Causal.columnVectors), () => {
+      f.get(tmp).i32(3).op(Op.i32Add).i32(-4).op(Op.i32And).set(tmp);
+      minInto(jend, N, tmp);
+    });
     f.when(isMode(Causal.kUpTo), () => minInto(kend, K, tmp));
     f.when(isMode(Causal.kFrom), () => {
       // max(i0 - off, 0), then at most K
@@ -908,8 +918,8 @@ export function sdotnt(
   }
 }
 
-/** floats of B per chunk of `sdotnt` (Number(process.env.DOTCHUNK) for tuning) */
-const DOT_CHUNK_FLOATS = Number(process.env.DOTCHUNK ?? 4096);
+/** floats of B per chunk of `sdotnt` (16 KiB: a chunk stays in L1 while the rows pass it) */
+const DOT_CHUNK_FLOATS = 4096;
 
 /** below this many rows an A @ B^T product uses the dot-product kernel instead of packing B */
 const DOT_ROWS = 4;
