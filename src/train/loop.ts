@@ -200,7 +200,8 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     let done = 0;
     hooks.progress?.({ round, rounds: c.rounds, phase: 'sampling', done, total: jobs.length });
     const tSample = performance.now();
-    const played = await mapConcurrent(jobs, 4 * c.samplerWorkers, async (job): Promise<PlayedRollout> => {
+    // every rollout of the round in flight: the sampler decodes the requests waiting together
+    const played = await mapConcurrent(jobs, jobs.length, async (job): Promise<PlayedRollout> => {
       const r0 = performance.now();
       const rs = new RolloutSampler(sampler, mixSeed(c.seed, round, job.group, job.sample));
       const trajectory = await rollout(job.task, data, rs, {

@@ -266,10 +266,7 @@ export class ThreadPool<Request, Reply, Info = undefined> {
   }
 
   private remoteError(i: number, r: RemoteError, what: string): Error {
-    const known = this.errorClasses.find((c) => c.name === r.type);
-    const e = known ? new known(r.message) : new Error(`${this.label} ${i} ${what}: ${r.message}`);
-    if (r.stack) e.stack = `${e.stack}\n${this.label} ${i} stack:\n${r.stack}`;
-    return e;
+    return errorFromRemote(r, this.errorClasses, `${this.label} ${i}`, what);
   }
 
   /**
@@ -309,19 +306,36 @@ export function serveRequests<Data, State, Request, Reply, Info = undefined>(
     send({ kind: 'ready', info: describe?.(state) });
     return state;
   })();
-  ready.catch((e: unknown) => send({ kind: 'error', error: remote(e) }));
+  ready.catch((e: unknown) => send({ kind: 'error', error: toRemoteError(e) }));
   // requests come one at a time, and only after the ready message
   port.on('message', (request: Request) => {
     ready
       .then((state) => handle(state, request))
       .then(
         (value) => send({ kind: 'reply', value }),
-        (e: unknown) => send({ kind: 'error', error: remote(e) }),
+        (e: unknown) => send({ kind: 'error', error: toRemoteError(e) }),
       );
   });
 }
 
-function remote(e: unknown): RemoteError {
+/**
+ * An error from a thread (`toRemoteError` there) as the main thread throws it: as its own class when
+ * it is one of `classes`, with the message unchanged; otherwise an Error saying `${where} ${what}`
+ */
+export function errorFromRemote(
+  r: RemoteError,
+  classes: readonly ErrorClass[],
+  where: string,
+  what: string,
+): Error {
+  const known = classes.find((c) => c.name === r.type);
+  const e = known ? new known(r.message) : new Error(`${where} ${what}: ${r.message}`);
+  if (r.stack) e.stack = `${e.stack}\n${where} stack:\n${r.stack}`;
+  return e;
+}
+
+/** an error as it crosses from a thread to the main thread (structured clone keeps no class) */
+export function toRemoteError(e: unknown): RemoteError {
   if (!(e instanceof Error)) return { type: 'Error', message: String(e) };
   return {
     type: e.constructor?.name ?? e.name,

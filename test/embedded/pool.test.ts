@@ -10,6 +10,7 @@ import {
   DerivedSeedPolicy,
   derivedSeed,
   EmbeddedPolicyPool,
+  type EmbeddedPolicyPoolOptions,
   homeThread,
 } from '../../src/policy/embedded/pool.js';
 import type { Completion, CompletionRequest } from '../../src/policy/policy.js';
@@ -52,8 +53,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const pools: EmbeddedPolicyPool[] = [];
-async function startPool(workers: number, dir = ckpt): Promise<EmbeddedPolicyPool> {
-  const pool = await EmbeddedPolicyPool.start(dir, { workers });
+async function startPool(
+  workers: number,
+  dir = ckpt,
+  opts: EmbeddedPolicyPoolOptions = {},
+): Promise<EmbeddedPolicyPool> {
+  const pool = await EmbeddedPolicyPool.start(dir, { ...opts, workers });
   pools.push(pool);
   return pool;
 }
@@ -125,6 +130,26 @@ describe('EmbeddedPolicyPool', () => {
     const b = await Promise.all([...requests].reverse().map((r) => three.complete(r)));
     b.reverse();
     expect(b.map(timeless)).toEqual(a.map(timeless));
+  });
+
+  it('decodes requests made together as one batch per thread, and a bad one fails alone', async () => {
+    const requests: CompletionRequest[] = chats.map((messages, k) => ({
+      messages,
+      temperature: 1,
+      maxTokens: 10,
+      seed: 7 + k,
+    }));
+    const pool = await startPool(1);
+    const bad = pool.complete({ ...requests[0]!, topP: 2 });
+    const got = await Promise.all(requests.map((r) => pool.complete(r)));
+    await expect(bad).rejects.toThrow(/sampler worker 0 failed: topP must be in/);
+    expect(pool.batching).toEqual({ batches: 1, requests: requests.length + 1 });
+    for (const [k, r] of requests.entries())
+      expect(timeless(got[k]!)).toEqual(timeless(await local.complete(r)));
+    // a thread takes at most maxBatch at once
+    const small = await startPool(1, ckpt, { maxBatch: 2 });
+    await Promise.all(requests.map((r) => small.complete(r)));
+    expect(small.batching.batches).toBe(Math.ceil(requests.length / 2));
   });
 
   it('sends the steps of one chat to one thread, whose prefix cache holds its start', () => {

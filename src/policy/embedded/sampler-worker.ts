@@ -1,14 +1,20 @@
 /**
- * Entry of a sampler thread (started by pool.ts): loads the checkpoint itself and answers completion
- * requests with an `EmbeddedPolicy` of its own, or loads another checkpoint in place of the one it
+ * Entry of a sampler thread (started by pool.ts): loads the checkpoint itself and answers batches of
+ * completion requests with an `EmbeddedPolicy` of its own (made in one turn, they are decoded
+ * together), or loads another checkpoint in place of the one it
  * holds (new weights after an update: the thread, its compiled kernels and warm code stay). The
  * pool always sends a seed, so the policy's own seed stream is never used.
  */
-import { serveRequests } from '../../util/thread-pool.js';
-import type { Completion } from '../policy.js';
+import { serveRequests, toRemoteError } from '../../util/thread-pool.js';
 import { loadCheckpoint } from './checkpoint.js';
 import { EmbeddedPolicy } from './policy.js';
-import type { SamplerReply, SamplerRequest, SamplerWorkerData, SamplerWorkerInfo } from './pool.js';
+import type {
+  SamplerReply,
+  SamplerRequest,
+  SamplerWorkerData,
+  SamplerWorkerInfo,
+  SettledCompletion,
+} from './pool.js';
 
 interface Loaded {
   policy: EmbeddedPolicy;
@@ -29,8 +35,16 @@ function load(dir: string, options: SamplerWorkerData['options']): Loaded {
 
 serveRequests(
   (data: SamplerWorkerData) => ({ ...load(data.dir, data.options), options: data.options }),
-  (state, request: SamplerRequest): Promise<Completion> | SamplerReply => {
-    if ('complete' in request) return state.policy.complete(request.complete);
+  (state, request: SamplerRequest): Promise<SamplerReply> | SamplerReply => {
+    if ('complete' in request)
+      return Promise.all(
+        request.complete.map((r) =>
+          state.policy.complete(r).then(
+            (completion): SettledCompletion => ({ completion }),
+            (e: unknown): SettledCompletion => ({ error: toRemoteError(e) }),
+          ),
+        ),
+      );
     const next = load(request.reload, state.options);
     // the old keys and values go back now rather than when the collector finds them
     state.policy.prefixCache?.clear();
