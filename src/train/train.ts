@@ -35,8 +35,12 @@ export interface TrainOutcome {
   readonly rounds: number;
 }
 
-/** float32 results differ at rounding level between fused and separate multiply-add kernels */
-const KERNELS = FUSED ? 'wasm-simd-fma' : 'wasm-simd';
+/**
+ * The float32 arithmetic, part of the start evaluation's cache key: results differ at rounding
+ * level between fused and separate multiply-add kernels, and between revisions of the kernels
+ * (r2: decoding attention scores as training computes them, sampling weights in SIMD)
+ */
+const KERNELS = `${FUSED ? 'wasm-simd-fma' : 'wasm-simd'}-r2`;
 
 function codeVersion(): RunManifest['code'] {
   const root = new URL('../../', import.meta.url);

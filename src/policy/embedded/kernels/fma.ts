@@ -6,8 +6,7 @@
  * Node 22 and later validate relaxed SIMD as they come; Node 20's V8 has it behind a flag, which
  * takes effect for modules compiled after it is set, so it is set here, before the kernels are
  * built, when the probe does not validate without it. `SEAL_WASM_FMA=0` keeps the separate multiply
- * and add: every float32 result is then bit for bit what the kernels computed before FMA (a fused
- * product-sum rounds once, so results move at rounding level with it). Either way the choice is
+ * and add (a fused product-sum rounds once, so results move at rounding level with it). Either way the choice is
  * made once per process and every thread makes the same one, so a seed still gives the same
  * samples and updates on one machine.
  */
