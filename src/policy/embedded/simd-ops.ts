@@ -1,7 +1,7 @@
 /**
  * The float32 backend: every kernel in WebAssembly SIMD (./kernels). With fused multiply-add off
- * (SEAL_WASM_FMA=0, see kernels/fma.ts) LayerNorm keeps the double-precision reference loops, so
- * that every float32 result is what the kernels computed before FMA, bit for bit.
+ * (SEAL_WASM_FMA=0, see kernels/fma.ts) LayerNorm keeps the double-precision reference loops it
+ * ran before fused kernels existed.
  */
 import {
   attendCachedF32,
