@@ -6,9 +6,10 @@
  * batch of requests at a time, decoded together (`sampleMany`: each completion is what it would be
  * alone). Requests wait in one queue; a free thread takes those whose chat opens like the ones it
  * serves (same system prompt and first user message: the same task; its prefix cache holds that
- * chat's earlier steps and its shared start), oldest first, up to `maxBatch` and its share of what waits. When none waits, it
- * takes those of the oldest request's thread. Requests made in the same turn of the event loop
- * (the rollouts a batch answered, asking again) are dispatched together.
+ * chat's earlier steps and its shared start), oldest first, up to `maxBatch` and its share of
+ * what waits. When none waits, it takes those of the oldest request's thread. Requests made in the
+ * same turn of the event loop (the rollouts a batch answered, asking again) are dispatched
+ * together.
  * Completions do not depend on the thread or the order: a request without a seed gets
  * `derivedSeed(baseSeed, messages)` before it is sent, where the in-process policy would draw the
  * next seed of its stream, which depends on the order of the calls.
