@@ -265,8 +265,17 @@ export class ThreadPool<Request, Reply, Info = undefined> {
     });
   }
 
-  private remoteError(i: number, r: RemoteError, what: string): Error {
-    return errorFromRemote(r, this.errorClasses, `${this.label} ${i}`, what);
+  /**
+   * An error thread i sent (`toRemoteError` there), as the main thread throws it: as its own class
+   * when it is one of `errorClasses`, with the message unchanged; otherwise an Error saying which
+   * thread `what` (e.g. 'failed'). For callers whose replies carry errors of their own (one per
+   * item of a batch).
+   */
+  remoteError(i: number, r: RemoteError, what: string): Error {
+    const known = this.errorClasses.find((c) => c.name === r.type);
+    const e = known ? new known(r.message) : new Error(`${this.label} ${i} ${what}: ${r.message}`);
+    if (r.stack) e.stack = `${e.stack}\n${this.label} ${i} stack:\n${r.stack}`;
+    return e;
   }
 
   /**
@@ -316,22 +325,6 @@ export function serveRequests<Data, State, Request, Reply, Info = undefined>(
         (e: unknown) => send({ kind: 'error', error: toRemoteError(e) }),
       );
   });
-}
-
-/**
- * An error from a thread (`toRemoteError` there) as the main thread throws it: as its own class when
- * it is one of `classes`, with the message unchanged; otherwise an Error saying `${where} ${what}`
- */
-export function errorFromRemote(
-  r: RemoteError,
-  classes: readonly ErrorClass[],
-  where: string,
-  what: string,
-): Error {
-  const known = classes.find((c) => c.name === r.type);
-  const e = known ? new known(r.message) : new Error(`${where} ${what}: ${r.message}`);
-  if (r.stack) e.stack = `${e.stack}\n${where} stack:\n${r.stack}`;
-  return e;
 }
 
 /** an error as it crosses from a thread to the main thread (structured clone keeps no class) */

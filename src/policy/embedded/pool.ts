@@ -15,7 +15,7 @@
  * next seed of its stream, which depends on the order of the calls.
  */
 import { createHash } from 'node:crypto';
-import { type ErrorClass, errorFromRemote, type RemoteError, ThreadPool } from '../../util/thread-pool.js';
+import { type ErrorClass, type RemoteError, ThreadPool } from '../../util/thread-pool.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import { CheckpointError } from './checkpoint.js';
 import { ContextOverflowError, type EmbeddedPolicyOptions, messageText } from './policy.js';
@@ -275,7 +275,7 @@ export class EmbeddedPolicyPool implements Policy {
           (settled) => {
             for (const [k, s] of settled.entries()) {
               if ('completion' in s) batch[k]!.resolve(s.completion);
-              else batch[k]!.reject(errorFromRemote(s.error, ERROR_CLASSES, `sampler worker ${i}`, 'failed'));
+              else batch[k]!.reject(this.threads.remoteError(i, s.error, 'failed'));
             }
           },
           (e: unknown) => {

@@ -133,7 +133,10 @@ export function attentionBackwardF32(
 export class ResidentKv implements KvBlock {
   /** float offset of the block; -1 once freed */
   at: number;
-  /** the row stride of the transposed keys (see `transposedStride`; past rows rounded up to 4, read as masked scores) */
+  /**
+   * the row stride of the transposed keys (`transposedStride`): room for the positions rounded up
+   * to 4, which scores read and the softmax masks
+   */
   readonly kStride: number;
   constructor(
     readonly layers: number,

@@ -6,9 +6,9 @@
  * Node 22 and later validate relaxed SIMD as they come; Node 20's V8 has it behind a flag, which
  * takes effect for modules compiled after it is set, so it is set here, before the kernels are
  * built, when the probe does not validate without it. `SEAL_WASM_FMA=0` keeps the separate multiply
- * and add (a fused product-sum rounds once, so results move at rounding level with it). Either way the choice is
- * made once per process and every thread makes the same one, so a seed still gives the same
- * samples and updates on one machine.
+ * and add (a fused product-sum rounds once, so results move at rounding level with it). Either way
+ * the choice is made once per process and every thread makes the same one, so a seed still gives
+ * the same samples and updates on one machine.
  */
 import { setFlagsFromString } from 'node:v8';
 import { assemble, Fn, Simd, V128 } from './asm.js';

@@ -274,7 +274,7 @@ function buildSdotnt(fused: boolean): Fn {
             f.get(sum[r]![q]!)
               .get(x)
               .get(pb[q]!)
-              .mem(Op.f32Load, 4 * 0, false)
+              .mem(Op.f32Load, 0, false)
               .op(Op.f32Mul, Op.f32Add)
               .set(sum[r]![q]!);
           f.inc(pa[r]!, 4);

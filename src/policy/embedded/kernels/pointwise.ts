@@ -5,15 +5,23 @@
 import { layerNorm, layerNormBackward } from '../reference-ops.js';
 import { heap, regions, vmath } from './gemm.js';
 
+/**
+ * Copies a row of logits to linear memory at float offset p (a region), with -inf in the lanes
+ * that pad it to whole vectors (they must not win the max nor add to a sum); returns its max.
+ */
+function logitsIn(p: number, row: Float32Array): number {
+  const h = heap();
+  const V = row.length;
+  h.set(row, p);
+  h.fill(Number.NEGATIVE_INFINITY, p + V, p + ((V + 3) & ~3));
+  return vmath.rowmax(p * 4, V);
+}
+
 /** log-softmax of logits[t*V, (t+1)*V) at `target` */
 export function tokenLogprobF32(logits: Float32Array, V: number, t: number, target: number): number {
   const r = t * V;
   const [p] = regions(V);
-  const h = heap();
-  h.set(logits.subarray(r, r + V), p);
-  // the padding lanes must not win the max nor add to the sum
-  h.fill(Number.NEGATIVE_INFINITY, p + V, p + ((V + 3) & ~3));
-  const max = vmath.rowmax(p * 4, V);
+  const max = logitsIn(p, logits.subarray(r, r + V));
   const sum = vmath.expsum(p * 4, V, max, 1, 0);
   return logits[r + target]! - max - Math.log(sum);
 }
@@ -25,11 +33,8 @@ export function tokenLogprobF32(logits: Float32Array, V: number, t: number, targ
 export function softmaxWeightsF32(out: Float32Array, x: Float32Array, scale: number): number {
   const V = x.length;
   const [p] = regions(V);
-  const h = heap();
-  h.set(x, p);
-  h.fill(Number.NEGATIVE_INFINITY, p + V, p + ((V + 3) & ~3));
-  vmath.expsum(p * 4, V, vmath.rowmax(p * 4, V), scale, 1);
-  out.set(h.subarray(p, p + V));
+  vmath.expsum(p * 4, V, logitsIn(p, x), scale, 1);
+  out.set(heap().subarray(p, p + V));
   let sum = 0;
   for (let j = 0; j < V; j++) sum += out[j]!;
   return sum;
@@ -47,10 +52,8 @@ export function addLogprobGradF32(
   const r = t * V;
   const [px, pd] = regions(V, V);
   const h = heap();
-  h.set(logits.subarray(r, r + V), px);
-  h.fill(Number.NEGATIVE_INFINITY, px + V, px + ((V + 3) & ~3));
+  const max = logitsIn(px, logits.subarray(r, r + V));
   h.set(dlogits.subarray(r, r + V), pd);
-  const max = vmath.rowmax(px * 4, V);
   const sum = vmath.expsum(px * 4, V, max, 1, 1);
   vmath.axpy(pd * 4, px * 4, V, -w / sum);
   dlogits.set(h.subarray(pd, pd + V), r);
