@@ -83,6 +83,7 @@ function storeRow(f: Fn, cp: number, accs: readonly number[], flags: number): vo
 }
 
 function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
+  const ROW_VECS = RM * VW;
   const f = new Fn('sgemm', Array(13).fill(I32));
   const [c, ldc, a, rsA, csA, b, ldb, bias, M, K, N, flags, off] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
@@ -113,8 +114,15 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   };
   const flag = (bit: number) => () => f.get(flags).i32(bit).op(Op.i32And);
 
-  /** R rows x V vectors of 4 columns at (i0, j); V = 0 is a single scalar column */
+  /**
+   * R rows x V vectors of 4 columns at (i0, j); V = 0 is a single scalar column. A single row
+   * (decoding: one query against the cached keys, one row of weights against the values) takes
+   * ROW_VECS vectors at a time: with one row, a narrow tile spends more instructions on pointers
+   * and the loop than on multiply-adds, and a wide one needs no more registers, since each
+   * vector of B is used once as it is loaded.
+   */
   const tile = (R: number, V: number) => {
+    const bvec = (v: number) => (R === 1 ? bv[0]! : bv[v]!);
     f.get(b).get(kbeg).get(ldb).op(Op.i32Mul, Op.i32Add).get(j).i32(2).op(Op.i32Shl, Op.i32Add).set(pb);
     for (let r = 0; r < R; r++) {
       f.get(a).get(i0).i32(r).op(Op.i32Add).get(rsA).op(Op.i32Mul, Op.i32Add);
@@ -139,13 +147,23 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
               .set(sacc[r]!);
           }
         } else {
-          for (let v = 0; v < V; v++)
-            f.get(pb)
-              .mem(Simd.load, 16 * v, true)
-              .set(bv[v]!);
-          for (let r = 0; r < R; r++) {
-            f.get(pa[r]!).mem(Simd.load32Splat, 0, true).set(s);
-            for (let v = 0; v < V; v++) f.madd(acc[r * VW + v]!, s, bv[v]!, fused);
+          if (R === 1) {
+            f.get(pa[0]!).mem(Simd.load32Splat, 0, true).set(s);
+            for (let v = 0; v < V; v++) {
+              f.get(pb)
+                .mem(Simd.load, 16 * v, true)
+                .set(bv[0]!);
+              f.madd(acc[v]!, s, bv[0]!, fused);
+            }
+          } else {
+            for (let v = 0; v < V; v++)
+              f.get(pb)
+                .mem(Simd.load, 16 * v, true)
+                .set(bv[v]!);
+            for (let r = 0; r < R; r++) {
+              f.get(pa[r]!).mem(Simd.load32Splat, 0, true).set(s);
+              for (let v = 0; v < V; v++) f.madd(acc[r * VW + v]!, s, bv[v]!, fused);
+            }
           }
         }
         for (let r = 0; r < R; r++) f.inc(pa[r]!, () => f.get(csA));
@@ -162,10 +180,10 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
         for (let v = 0; v < V; v++) {
           f.get(bp)
             .mem(Simd.load, 16 * v, true)
-            .set(bv[v]!);
+            .set(bvec(v));
           for (let r = 0; r < R; r++) {
             const x = acc[r * VW + v]!;
-            f.get(x).get(bv[v]!).simd(Simd.f32x4Add).set(x);
+            f.get(x).get(bvec(v)).simd(Simd.f32x4Add).set(x);
           }
         }
       }
@@ -199,6 +217,7 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
       minInto(kbeg, K, tmp);
     });
     f.i32(0).set(j);
+    if (R === 1) f.steps(j, jend, 4 * ROW_VECS, () => tile(1, ROW_VECS));
     f.steps(j, jend, 4 * VW, () => tile(R, VW));
     if (VW > 1) f.steps(j, jend, 4, () => tile(R, 1));
     f.steps(j, jend, 1, () => tile(R, 0));
