@@ -3,7 +3,7 @@ import { formatAdapter } from '../../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
-import { freeKv, newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
+import { forkKvCache, freeKv, newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
 import type { ResidentKv } from '../../src/policy/embedded/kernels/attention.js';
 import { residentFloats } from '../../src/policy/embedded/kernels/gemm.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
@@ -193,6 +193,71 @@ describe('prefix cache', () => {
     expect(held() - before).toBe(cache.size * room);
     cache.clear();
     expect(held()).toBe(before);
+  });
+});
+
+describe('forked KV caches', () => {
+  const held = () => {
+    const r = residentFloats();
+    return r.top - r.free;
+  };
+
+  it.each(configs)(
+    'a fork reads its first positions where its source holds them, with the logits of a cache of its own ($name)',
+    ({ c, dtype }) => {
+      const model = sharpModel(c, 11, dtype);
+      const V = c.vocabSize;
+      const before = held();
+      const prompt = randomTokens(12, 61, V);
+      const source = newKvCache(model);
+      step(model, source, prompt);
+      // fork points on and off the 4-float vectors, and the whole source
+      const points = [0, 1, 3, 4, 32, 37, 61];
+      const forks = points.map((n) => forkKvCache(model, source, n, n > 0 ? prompt[n - 1]! : -1));
+      const suffixes = points.map((n, i) => randomTokens(13 + i, 9 + (n % 5), V));
+      // the source goes on and is freed before its forks are done: they still read its positions
+      step(model, source, randomTokens(40, 20, V));
+      freeKv(model, source);
+      for (const [i, n] of points.entries()) {
+        const own = newKvCache(model);
+        const want = step(model, own, [...prompt.slice(0, n), ...suffixes[i]!], true);
+        const got = step(model, forks[i]!, suffixes[i]!, true);
+        expect(got).toEqual(want.subarray(n * V));
+        freeKv(model, own);
+      }
+      // decoded together, and forked again past and within the fork's first positions
+      const next = points.map((_, i) => (i * 7) % V);
+      const batched = stepBatch(model, forks, next);
+      for (const [i, n] of points.entries()) {
+        const whole = [...prompt.slice(0, n), ...suffixes[i]!, next[i]!];
+        const own = newKvCache(model);
+        const want = step(model, own, whole);
+        expect(batched.subarray(i * V, (i + 1) * V)).toEqual(want);
+        freeKv(model, own);
+        for (const m of [Math.floor(n / 2), whole.length - 3]) {
+          const again = forkKvCache(model, forks[i]!, m, m > 0 ? whole[m - 1]! : -1);
+          const fresh = newKvCache(model);
+          expect(step(model, again, whole.slice(m))).toEqual(step(model, fresh, whole));
+          freeKv(model, again);
+          freeKv(model, fresh);
+        }
+      }
+      for (const f of forks) freeKv(model, f);
+      if (dtype === 'float32') expect(held()).toBe(before);
+    },
+  );
+
+  it('refuses to write a position it reads from its source', () => {
+    const model = sharpModel(base, 14);
+    const source = newKvCache(model);
+    step(model, source, randomTokens(15, 10, base.vocabSize));
+    const fork = forkKvCache(model, source, 6, 3);
+    expect(() => model.net.ops.kvWrite(fork.block, 0, 5, new Float32Array(3 * base.dModel), 0)).toThrow(
+      /position 5 .* base/,
+    );
+    freeKv(model, source);
+    freeKv(model, fork);
+    expect(() => step(model, fork, [1])).toThrow(/freed/);
   });
 });
 

@@ -26,9 +26,11 @@ export function newKvCache(model: Gpt, rows = model.config.contextLength): KvCac
 
 /**
  * a cache holding the first n positions of `from` (n <= from.length), whose token at n - 1 is
- * `last` (-1 when n is 0), with room for `rows`
+ * `last` (-1 when n is 0), with room for `rows`: a fork that reads those positions where `from`
+ * holds them (`Ops.kvShare`), so the rollouts of a group keep one copy of their prompt. Either
+ * cache can go on (each writes only past n) or be freed first.
  */
-export function copyKvCache(
+export function forkKvCache(
   model: Gpt,
   from: KvCache,
   n: number,
@@ -36,12 +38,8 @@ export function copyKvCache(
   rows = model.config.contextLength,
 ): KvCache {
   if (n > from.length || n > rows)
-    throw new Error(`cannot copy ${n} of ${from.length} positions into ${rows}`);
-  const kv = newKvCache(model, rows);
-  model.net.ops.kvCopy(kv.block, from.block, n);
-  kv.length = n;
-  kv.last = n > 0 ? last : -1;
-  return kv;
+    throw new Error(`cannot fork ${n} of ${from.length} positions into ${rows}`);
+  return { block: model.net.ops.kvShare(from.block, n, rows), length: n, last: n > 0 ? last : -1 };
 }
 
 /** gives a cache's memory back (it must not be used again) */

@@ -101,8 +101,12 @@ export interface Ops<A extends Arr = Arr> {
   kvAlloc(layers: number, rows: number, d: number): KvBlock;
   /** position `pos` of `layer`: the key and value parts of row `row` of qkv [, 3d] */
   kvWrite(kv: KvBlock, layer: number, pos: number, qkv: A, row: number): void;
-  /** positions [0, n) of every layer, from `src` to `dst` */
-  kvCopy(dst: KvBlock, src: KvBlock, n: number): void;
+  /**
+   * a block for `rows` positions whose first n (n <= rows) hold `src`'s, read where `src` holds
+   * them when the backend can (they never change: a block only grows), copied otherwise; the
+   * block cannot write them
+   */
+  kvShare(src: KvBlock, n: number, rows: number): KvBlock;
   /** gives the block's memory back; it must not be used again (a block never freed is freed once unreachable) */
   kvFree(kv: KvBlock): void;
   /**

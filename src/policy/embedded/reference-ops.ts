@@ -418,13 +418,17 @@ function kvWrite(kv: KvBlock, layer: number, pos: number, qkv: Arr, row: number)
   b.v[layer]!.set(qkv.subarray(o + 2 * D, o + 3 * D), pos * D);
 }
 
-function kvCopy(dst: KvBlock, src: KvBlock, n: number): void {
-  const [d, s] = [arrayKv(dst), arrayKv(src)];
+/** the plain-array blocks copy: the reference kernels are for checking, not for speed */
+function kvShare(src: KvBlock, n: number, rows: number): KvBlock {
+  const s = arrayKv(src);
+  if (n > rows) throw new Error(`cannot share ${n} positions into a KV block of ${rows}`);
+  const d = arrayKv(kvAlloc(s.k.length, rows, s.k[0]!.length / s.rows));
   for (let l = 0; l < s.k.length; l++) {
     const w = (n * s.k[l]!.length) / s.rows;
     d.k[l]!.set(s.k[l]!.subarray(0, w));
     d.v[l]!.set(s.v[l]!.subarray(0, w));
   }
+  return d;
 }
 
 function attendCached(y: Arr, qkv: Arr, kv: KvBlock, layer: number, s: CachedAttentionShape): void {
@@ -569,7 +573,7 @@ export const referenceOps: Ops = {
   attendCached,
   kvAlloc,
   kvWrite,
-  kvCopy,
+  kvShare,
   kvFree: () => {},
   pin: () => () => {},
 };

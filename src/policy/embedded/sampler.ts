@@ -6,7 +6,7 @@
 
 import { commonPrefix, startsWith } from '../../util/id-sequences.js';
 import {
-  copyKvCache,
+  forkKvCache,
   freeKv,
   type KvCache,
   newKvCache,
@@ -48,9 +48,11 @@ interface PrefixEntry {
  * cached prefix gets bit-identical logits to the same prompt run whole (pinned by the tests).
  *
  * Entries are KV caches handed over, not copied: `put` takes the caller's cache, and `take` hands
- * an entry back whole when the new prompt continues all of it (the next step of a rollout), so
- * only a prompt that branches off inside an entry (another rollout of the same task) copies the
- * shared positions. Least recently used entries leave first. The budget has to hold the working
+ * an entry back whole when the new prompt continues all of it (the next step of a rollout), and a
+ * prompt that branches off inside an entry (another rollout of the same task) gets a fork that
+ * reads the shared positions where the entry holds them (`forkKvCache`). The budget counts each
+ * block's own room; a block that forks still read stays until they are freed. Least recently used
+ * entries leave first. The budget has to hold the working
  * set: rollouts run round robin (one step each in turn) with less room than their entries take
  * would each find its entry gone.
  */
@@ -124,7 +126,7 @@ export class PrefixCache {
       return { kv: e.kv, reused: bestLen };
     }
     e.used = ++this.clock;
-    return { kv: copyKvCache(this.model, e.kv, bestLen, ids[bestLen - 1]!, room), reused: bestLen };
+    return { kv: forkKvCache(this.model, e.kv, bestLen, ids[bestLen - 1]!, room), reused: bestLen };
   }
 
   /** keeps `kv`, whose positions hold `ids[0, kv.length)`; the cache owns it from now on */
@@ -332,20 +334,21 @@ function sampleAll(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
   });
   const scratch = new PickScratch(V, model.net.ops);
   for (const cache of new Set(seqs.map((s) => s.opts.prefixCache))) cache?.validate();
+  // jobs without a cache of their own still share what they have in common (a group's prompt):
+  // it runs once, and they read one copy of its keys and values
+  const local = seqs.some((s) => !s.opts.prefixCache) ? new PrefixCache(model, { weightsFixed: true }) : null;
   for (const [j, s] of seqs.entries()) {
-    const cache = s.opts.prefixCache;
-    const { kv, reused } = cache ? cache.take(s.prompt) : { kv: newKvCache(model), reused: 0 };
+    const cache = s.opts.prefixCache ?? local!;
+    const { kv, reused } = cache.take(s.prompt);
     s.kv = kv;
     s.logits = step(model, kv, reused > 0 ? s.prompt.slice(reused) : s.prompt);
-    if (cache) {
-      cache.hits += reused;
-      cache.misses += s.prompt.length - reused;
-      // a later job that shares positions this one just ran (another rollout of a group) finds them
-      let shared = false;
-      for (let t = j + 1; t < seqs.length && !shared; t++)
-        shared = commonPrefix(seqs[t]!.prompt, s.prompt) > reused;
-      if (shared) cache.put(s.prompt, copyKvCache(model, kv, kv.length, kv.last));
-    }
+    cache.hits += reused;
+    cache.misses += s.prompt.length - reused;
+    // a later job that shares positions this one just ran (another rollout of a group) finds them
+    let shared = false;
+    for (let t = j + 1; t < seqs.length && !shared; t++)
+      shared = commonPrefix(seqs[t]!.prompt, s.prompt) > reused;
+    if (shared) cache.put(s.prompt, forkKvCache(model, kv, kv.length, kv.last));
   }
   let active = seqs.filter((s) => s.budget > 0);
   while (active.length > 0) {
@@ -373,6 +376,7 @@ function sampleAll(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
       for (const [b, s] of active.entries()) s.logits = logits.subarray(b * V, (b + 1) * V);
     }
   }
+  local?.clear();
   return seqs.map((s) => {
     if (s.opts.prefixCache) s.opts.prefixCache.put([...s.prompt, ...s.tokenIds], s.kv!);
     else freeKv(model, s.kv!);

@@ -9,8 +9,8 @@ import {
   attentionForwardF32,
   attentionStrideF32,
   kvAllocF32,
-  kvCopyF32,
   kvFreeF32,
+  kvShareF32,
   kvWriteF32,
 } from './kernels/attention.js';
 import { FUSED } from './kernels/fma.js';
@@ -44,7 +44,7 @@ export const simdOps: Ops<Float32Array> = {
   attendCached: attendCachedF32,
   kvAlloc: kvAllocF32,
   kvWrite: kvWriteF32,
-  kvCopy: kvCopyF32,
+  kvShare: kvShareF32,
   kvFree: kvFreeF32,
   pin: pinF32,
 };

@@ -129,23 +129,36 @@ export function attentionBackwardF32(
  * A sequence's keys and values in linear memory (a resident block): per layer, the keys transposed
  * [d, kStride] (a position per column, so that scores are a product with rows of B, as in
  * training), then the values [rows, d]; attention reads them where they are.
+ *
+ * A block may begin with another block's positions: positions [0, shared) are read in `base`
+ * (a fork of a prompt's cache, `kvShareF32`), the rest in its own memory. The rollouts of a group
+ * then read one copy of their prompt's keys and values, which stays in cache while each of them
+ * attends to it, instead of eight copies that each come from memory. A base never changes where
+ * it is shared (a block only grows), and its memory stays until its last fork is freed.
  */
 export class ResidentKv implements KvBlock {
-  /** float offset of the block; -1 once freed */
+  /** float offset of the block's own memory; -1 once its memory went back */
   at: number;
   /**
    * the row stride of the transposed keys (`transposedStride`): room for the positions rounded up
    * to 4, which scores read and the softmax masks
    */
   readonly kStride: number;
+  /** blocks reading this one as their base, not yet freed */
+  forks = 0;
+  /** freed by its owner (its memory waits for its forks) */
+  dropped = false;
   constructor(
     readonly layers: number,
     readonly rows: number,
     readonly d: number,
+    readonly base: ResidentKv | null = null,
+    readonly shared = 0,
   ) {
     this.kStride = transposedStride(rows);
     this.at = residentAlloc(this.floats);
-    unreachable.register(this, { at: this.at, floats: this.floats }, this);
+    if (base) base.forks++;
+    unreachable.register(this, { at: this.at, floats: this.floats, base }, this);
   }
   get floats(): number {
     return this.layers * this.layerFloats;
@@ -164,13 +177,31 @@ export class ResidentKv implements KvBlock {
   }
 }
 
-// a block nobody freed goes back when its object is collected (a test, an aborted sampling)
-const unreachable = new FinalizationRegistry<{ at: number; floats: number }>(({ at, floats }) =>
-  residentFree(at, floats),
+// a block nobody freed goes back when its object is collected (a test, an aborted sampling); a
+// block with forks is reachable from them, so it is never collected before they are
+const unreachable = new FinalizationRegistry<{ at: number; floats: number; base: ResidentKv | null }>(
+  ({ at, floats, base }) => {
+    residentFree(at, floats);
+    if (base) forkGone(base);
+  },
 );
+
+function forkGone(base: ResidentKv): void {
+  base.forks--;
+  if (base.dropped && base.forks === 0) release(base);
+}
+
+/** gives the block's memory back, and its hold on its base */
+function release(b: ResidentKv): void {
+  unreachable.unregister(b);
+  residentFree(b.at, b.floats);
+  b.at = -1;
+  if (b.base) forkGone(b.base);
+}
 
 function resident(kv: KvBlock): ResidentKv {
   if (!(kv instanceof ResidentKv)) throw new Error('a KV block of another backend');
+  if (kv.dropped) throw new Error('KV block used after it was freed');
   return kv;
 }
 
@@ -180,6 +211,7 @@ export function kvAllocF32(layers: number, rows: number, d: number): KvBlock {
 
 export function kvWriteF32(kv: KvBlock, layer: number, pos: number, qkv: Float32Array, row: number): void {
   const b = resident(kv);
+  if (pos < b.shared) throw new Error(`position ${pos} of a KV block is its base's (the first ${b.shared})`);
   const D = b.d;
   const k = b.keys(layer) + pos;
   const o = row * 3 * D;
@@ -188,23 +220,36 @@ export function kvWriteF32(kv: KvBlock, layer: number, pos: number, qkv: Float32
   h.set(qkv.subarray(o + 2 * D, o + 3 * D), b.values(layer) + pos * D);
 }
 
-export function kvCopyF32(dst: KvBlock, src: KvBlock, n: number): void {
-  const [to, from] = [resident(dst), resident(src)];
+/** positions [from, to) of every layer, from one block's own memory to another's */
+function copyPositions(to: ResidentKv, src: ResidentKv, from: number, end: number): void {
   const h = heap();
-  for (let l = 0; l < from.layers; l++) {
-    const [tk, fk] = [to.keys(l), from.keys(l)];
-    for (let c = 0; c < from.d; c++)
-      h.copyWithin(tk + c * to.kStride, fk + c * from.kStride, fk + c * from.kStride + n);
-    h.copyWithin(to.values(l), from.values(l), from.values(l) + n * from.d);
+  for (let l = 0; l < src.layers; l++) {
+    const [tk, fk] = [to.keys(l), src.keys(l)];
+    for (let c = 0; c < src.d; c++)
+      h.copyWithin(tk + c * to.kStride + from, fk + c * src.kStride + from, fk + c * src.kStride + end);
+    h.copyWithin(to.values(l) + from * src.d, src.values(l) + from * src.d, src.values(l) + end * src.d);
   }
 }
 
+/**
+ * A block for `rows` positions whose first n are `src`'s, read where `src` (or its own base) holds
+ * them: only the positions `src` holds past its base are copied, so forks never chain.
+ */
+export function kvShareF32(kv: KvBlock, n: number, rows: number): KvBlock {
+  const src = resident(kv);
+  if (n > rows) throw new Error(`cannot share ${n} positions into a KV block of ${rows}`);
+  if (src.base && n <= src.shared) return new ResidentKv(src.layers, rows, src.d, src.base, n);
+  if (!src.base) return new ResidentKv(src.layers, rows, src.d, src, n);
+  const fork = new ResidentKv(src.layers, rows, src.d, src.base, src.shared);
+  copyPositions(fork, src, src.shared, n);
+  return fork;
+}
+
 export function kvFreeF32(kv: KvBlock): void {
-  const b = resident(kv);
-  if (b.at < 0) return;
-  unreachable.unregister(b);
-  residentFree(b.at, b.floats);
-  b.at = -1;
+  if (!(kv instanceof ResidentKv)) throw new Error('a KV block of another backend');
+  if (kv.dropped) return;
+  kv.dropped = true;
+  if (kv.forks === 0) release(kv);
 }
 
 /**
@@ -226,7 +271,10 @@ export function attendCachedF32(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const L = p0 + n;
-  const ld = attentionStrideF32(L);
+  const nb = b.base ? b.shared : 0;
+  // the positions past a base are scored from a column that need not be a multiple of 4, in whole
+  // vectors: a row has room for 4 more
+  const ld = attentionStrideF32(L) + (nb % 4 ? 4 : 0);
   const pk = b.keys(layer);
   const pv = b.values(layer);
   const [pq, ps, py] = regions(n * D3, n * ld, n * D);
@@ -234,25 +282,37 @@ export function attendCachedF32(
   h.set(qkv.subarray(0, n * D3), pq);
   for (let hh = 0; hh < H; hh++) {
     const o = hh * hd;
+    // Scores: every column a vector lane, so each is summed as training sums it, whatever the
+    // rows run with it and wherever its key lives. A base's positions precede every new row.
+    if (nb > 0) {
+      const base = b.base!;
+      const pbk = base.keys(layer) + o * base.kStride;
+      sgemm(ps, ld, pq + o, D3, 1, pbk, base.kStride, 0, n, hd, (nb + 3) & ~3, false, false);
+    }
+    const pko = pk + o * b.kStride + nb;
+    const cols = ld - nb;
     sgemm(
-      ps,
+      ps + nb,
       ld,
       pq + o,
       D3,
       1,
-      pk + o * b.kStride,
+      pko,
       b.kStride,
       0,
       n,
       hd,
-      ld,
+      cols,
       false,
       false,
       Causal.columnVectors,
-      p0,
+      p0 - nb,
     );
     vmath.softmaxCausal(ps * 4, n, ld, scale, p0);
-    sgemm(py + o, D, ps, ld, 1, pv + o, D, 0, n, L, hd, false, false, Causal.kUpTo, p0);
+    // Y = P V: values [0, nb) from the base, the rest from the block, in one sum per output
+    const split = nb > 0 ? { at: nb, b: pv + o } : null;
+    const pvFirst = nb > 0 ? b.base!.values(layer) + o : pv + o;
+    sgemm(py + o, D, ps, ld, 1, pvFirst, D, 0, n, L, hd, false, false, Causal.kUpTo, p0, split);
   }
   y.set(h.subarray(py, py + n * D));
 }
