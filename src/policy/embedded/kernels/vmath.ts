@@ -394,8 +394,16 @@ function buildSoftmaxCausal(fused: boolean): Fn {
       f.get(row).get(n4).i32(2).op(Op.i32Shl, Op.i32Add).set(end);
       const afterT = () => f.get(last).i32(1).op(Op.i32Add);
       fillScalar(f, row, afterT, () => f.get(n4), q, Number.NEGATIVE_INFINITY);
-      splat(f, Number.NEGATIVE_INFINITY).set(m);
-      overRow(() => f.get(m).get(p).mem(Simd.load, 0, true).simd(Simd.f32x4Pmax).set(m));
+      // the max in UNROLL running vectors (the same value in any order: the softmax subtracts it)
+      for (const [x] of tmp) splat(f, Number.NEGATIVE_INFINITY).set(x!);
+      vecLoopUnrolled(f, p, () => f.get(row), end, lim, [
+        (u, o) => {
+          const x = tmp[u]![0]!;
+          f.get(x).get(p).mem(Simd.load, o, true).simd(Simd.f32x4Pmax).set(x);
+        },
+      ]);
+      f.get(tmp[0]![0]!).set(m);
+      for (const [x] of tmp.slice(1)) f.get(m).get(x!).simd(Simd.f32x4Pmax).set(m);
       hmax(f, m, a, b);
       f.get(a).simd(Simd.f32x4Splat).set(m);
       f.v128Zero().set(sum);
