@@ -247,6 +247,40 @@ describe('forked KV caches', () => {
     },
   );
 
+  it.each(configs)(
+    'forks of one prompt decoded together attend to what they share at once, with the bits of each alone ($name)',
+    ({ c, dtype }) => {
+      const model = sharpModel(c, 16, dtype);
+      const V = c.vocabSize;
+      const prompt = randomTokens(17, 61, V);
+      const source = newKvCache(model);
+      step(model, source, prompt);
+      // rows whose shared positions end before, at and after the ones all of them share (20),
+      // the source itself, and a sequence of its own
+      const points = [33, 20, 37, 61, 45];
+      const kvs = points.map((n) => forkKvCache(model, source, n, prompt[n - 1]!));
+      const histories = points.map((n, i) => [...prompt.slice(0, n), ...randomTokens(18 + i, 3 + i, V)]);
+      for (const [i, n] of points.entries()) step(model, kvs[i]!, histories[i]!.slice(n));
+      kvs.push(source);
+      histories.push(prompt);
+      const other = randomTokens(30, 50, V);
+      kvs.push(newKvCache(model));
+      step(model, kvs.at(-1)!, other);
+      histories.push(other);
+      for (let t = 0; t < 3; t++) {
+        const next = kvs.map((_, i) => (i * 5 + t) % V);
+        const batched = stepBatch(model, kvs, next);
+        for (const [i, h] of histories.entries()) {
+          h.push(next[i]!);
+          const own = newKvCache(model);
+          expect(batched.subarray(i * V, (i + 1) * V)).toEqual(step(model, own, h));
+          freeKv(model, own);
+        }
+      }
+      for (const kv of kvs) freeKv(model, kv);
+    },
+  );
+
   it('refuses to write a position it reads from its source', () => {
     const model = sharpModel(base, 14);
     const source = newKvCache(model);

@@ -114,12 +114,10 @@ export function stepBatch(model: Gpt, kvs: readonly KvCache[], tokens: readonly 
   const positions = Int32Array.from(kvs, (kv) => kv.length);
   const previous = Int32Array.from(kvs, (kv) => kv.last);
   const x0 = net.embed(tokens, positions, previous);
-  const x = decode(model, x0, kvs, positions, (l, y, qkv) => {
-    for (const [b, kv] of kvs.entries()) {
-      const shape = { n: 1, cached: positions[b]!, d, heads };
-      net.ops.attendCached(y.subarray(b * d), qkv.subarray(b * 3 * d), kv.block, l, shape);
-    }
-  });
+  const blocks = kvs.map((kv) => kv.block);
+  const x = decode(model, x0, kvs, positions, (l, y, qkv) =>
+    net.ops.attendCachedRows(y, qkv, blocks, positions, l, { d, heads }),
+  );
   for (const [b, kv] of kvs.entries()) {
     kv.length++;
     kv.last = tokens[b]!;

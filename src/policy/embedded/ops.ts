@@ -97,6 +97,19 @@ export interface Ops<A extends Arr = Arr> {
    * [0, cached + n) of `layer` in `kv`, the new ones already written there
    */
   attendCached(y: A, qkv: A, kv: KvBlock, layer: number, s: CachedAttentionShape): void;
+  /**
+   * y [B, d] for one new position of each of B blocks (row b of qkv [B, 3d] at position
+   * `positions[b]` of `kvs[b]`, already written there): `attendCached` row by row, with its bits;
+   * a backend may attend to positions that rows share (forks of one prompt) for all of them at once
+   */
+  attendCachedRows(
+    y: A,
+    qkv: A,
+    kvs: readonly KvBlock[],
+    positions: ArrayLike<number>,
+    layer: number,
+    s: { readonly d: number; readonly heads: number },
+  ): void;
   /** a block for `rows` positions of `layers` layers of width d (contents undefined) */
   kvAlloc(layers: number, rows: number, d: number): KvBlock;
   /** position `pos` of `layer`: the key and value parts of row `row` of qkv [, 3d] */

@@ -431,6 +431,21 @@ function kvShare(src: KvBlock, n: number, rows: number): KvBlock {
   return d;
 }
 
+function attendCachedRows(
+  y: Arr,
+  qkv: Arr,
+  kvs: readonly KvBlock[],
+  positions: ArrayLike<number>,
+  layer: number,
+  s: { readonly d: number; readonly heads: number },
+): void {
+  const D = s.d;
+  for (const [b, kv] of kvs.entries()) {
+    const shape = { n: 1, cached: positions[b]!, d: D, heads: s.heads };
+    attendCached(y.subarray(b * D), qkv.subarray(b * 3 * D), kv, layer, shape);
+  }
+}
+
 function attendCached(y: Arr, qkv: Arr, kv: KvBlock, layer: number, s: CachedAttentionShape): void {
   const K = arrayKv(kv).k[layer]!;
   const Vc = arrayKv(kv).v[layer]!;
@@ -571,6 +586,7 @@ export const referenceOps: Ops = {
   attention,
   attentionBackward,
   attendCached,
+  attendCachedRows,
   kvAlloc,
   kvWrite,
   kvShare,

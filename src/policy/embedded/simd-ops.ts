@@ -5,6 +5,7 @@
  */
 import {
   attendCachedF32,
+  attendCachedRowsF32,
   attentionBackwardF32,
   attentionForwardF32,
   attentionStrideF32,
@@ -42,6 +43,7 @@ export const simdOps: Ops<Float32Array> = {
   attention: attentionForwardF32,
   attentionBackward: attentionBackwardF32,
   attendCached: attendCachedF32,
+  attendCachedRows: attendCachedRowsF32,
   kvAlloc: kvAllocF32,
   kvWrite: kvWriteF32,
   kvShare: kvShareF32,

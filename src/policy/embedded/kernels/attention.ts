@@ -233,16 +233,26 @@ function copyPositions(to: ResidentKv, src: ResidentKv, from: number, end: numbe
 
 /**
  * A block for `rows` positions whose first n are `src`'s, read where `src` (or its own base) holds
- * them: only the positions `src` holds past its base are copied, so forks never chain.
+ * them. Forks never chain: of the positions `src` holds past its base, the fork copies those it
+ * needs, and when they outnumber the base's it copies the base's too and stands alone (a new
+ * root). So a task's prompt, run after a prompt it shares a short prefix with (the system
+ * message of another task), becomes the one block every rollout of that task reads, not a copy in
+ * each of them past that short prefix.
  */
 export function kvShareF32(kv: KvBlock, n: number, rows: number): KvBlock {
   const src = resident(kv);
   if (n > rows) throw new Error(`cannot share ${n} positions into a KV block of ${rows}`);
   if (src.base && n <= src.shared) return new ResidentKv(src.layers, rows, src.d, src.base, n);
   if (!src.base) return new ResidentKv(src.layers, rows, src.d, src, n);
-  const fork = new ResidentKv(src.layers, rows, src.d, src.base, src.shared);
-  copyPositions(fork, src, src.shared, n);
-  return fork;
+  if (n - src.shared <= src.shared) {
+    const fork = new ResidentKv(src.layers, rows, src.d, src.base, src.shared);
+    copyPositions(fork, src, src.shared, n);
+    return fork;
+  }
+  const alone = new ResidentKv(src.layers, rows, src.d);
+  copyPositions(alone, src.base, 0, src.shared);
+  copyPositions(alone, src, src.shared, n);
+  return alone;
 }
 
 export function kvFreeF32(kv: KvBlock): void {
@@ -315,4 +325,147 @@ export function attendCachedF32(
     sgemm(py + o, D, ps, ld, 1, pvFirst, D, 0, n, L, hd, false, false, Causal.kUpTo, p0, split);
   }
   y.set(h.subarray(py, py + n * D));
+}
+
+/** where a block's positions live: [0, shared) in `root`, the rest in the block itself */
+function rootOf(b: ResidentKv): { readonly root: ResidentKv; readonly shared: number } {
+  return b.base ? { root: b.base, shared: b.shared } : { root: b, shared: Number.POSITIVE_INFINITY };
+}
+
+/** below this many positions in common, rows attend one by one */
+const MIN_COMMON = 8;
+
+/**
+ * One new position for each of several blocks (row r of qkv [rows, 3D] at `positions[r]` of
+ * `kvs[r]`, its key and value already written there): `attendCachedF32` row by row, with the same
+ * bits, except that rows whose first positions live in one block (the forks of a group's prompt,
+ * and that prompt's own cache) score and weigh those positions together: a product of all their
+ * rows against the keys, and one against the values, read once instead of once a row. Each row's
+ * sums then continue over its own positions (`sgemm`'s `continued`), as one sum over all.
+ */
+export function attendCachedRowsF32(
+  y: Float32Array,
+  qkv: Float32Array,
+  kvs: readonly KvBlock[],
+  positions: ArrayLike<number>,
+  layer: number,
+  s: { readonly d: number; readonly heads: number },
+): void {
+  const { d: D, heads: H } = s;
+  const D3 = 3 * D;
+  const groups = new Map<ResidentKv, number[]>();
+  for (const [r, kv] of kvs.entries()) {
+    const { root } = rootOf(resident(kv));
+    const rows = groups.get(root);
+    if (rows) rows.push(r);
+    else groups.set(root, [r]);
+  }
+  for (const [root, rows] of groups) {
+    // positions every row of the group reads in the root, all before each row's new one
+    let common = Number.POSITIVE_INFINITY;
+    for (const r of rows) common = Math.min(common, rootOf(resident(kvs[r]!)).shared, positions[r]!);
+    if (rows.length < 2 || common < MIN_COMMON) {
+      for (const r of rows) {
+        const shape = { n: 1, cached: positions[r]!, d: D, heads: H };
+        attendCachedF32(y.subarray(r * D), qkv.subarray(r * D3), kvs[r]!, layer, shape);
+      }
+      continue;
+    }
+    attendGroup(y, qkv, kvs, positions, layer, H, D, root, rows, common);
+  }
+}
+
+function attendGroup(
+  y: Float32Array,
+  qkv: Float32Array,
+  kvs: readonly KvBlock[],
+  positions: ArrayLike<number>,
+  layer: number,
+  H: number,
+  D: number,
+  root: ResidentKv,
+  rows: readonly number[],
+  common: number,
+): void {
+  const hd = D / H;
+  const scale = 1 / Math.sqrt(hd);
+  const D3 = 3 * D;
+  const g = rows.length;
+  let longest = 0;
+  for (const r of rows) longest = Math.max(longest, positions[r]! + 1);
+  // a row's columns past `common` are scored from a column that need not be a multiple of 4, in
+  // whole vectors: room for 4 more
+  const ld = attentionStrideF32(longest) + 4;
+  const [pq, ps, py] = regions(g * D3, g * ld, g * D);
+  const h = heap();
+  for (const [i, r] of rows.entries()) h.set(qkv.subarray(r * D3, (r + 1) * D3), pq + i * D3);
+  const rk = root.keys(layer);
+  const rv = root.values(layer);
+  for (let hh = 0; hh < H; hh++) {
+    const o = hh * hd;
+    const rootKeys = rk + o * root.kStride;
+    sgemm(ps, ld, pq + o, D3, 1, rootKeys, root.kStride, 0, g, hd, (common + 3) & ~3, false, false);
+    for (const [i, r] of rows.entries()) {
+      const b = resident(kvs[r]!);
+      const L = positions[r]! + 1;
+      const inRoot = Math.min(rootOf(b).shared, L);
+      const row = ps + i * ld;
+      const q = pq + i * D3 + o;
+      // scores of [common, inRoot) from the root, then [inRoot, L) from the block (in that order:
+      // each call may write a few columns past its end, which the next one overwrites)
+      if (inRoot > common)
+        sgemm(
+          row + common,
+          ld,
+          q,
+          D3,
+          1,
+          rootKeys + common,
+          root.kStride,
+          0,
+          1,
+          hd,
+          (inRoot - common + 3) & ~3,
+          false,
+          false,
+        );
+      if (L > inRoot) {
+        const keys = b.keys(layer) + o * b.kStride + inRoot;
+        sgemm(row + inRoot, ld, q, D3, 1, keys, b.kStride, 0, 1, hd, (L - inRoot + 3) & ~3, false, false);
+      }
+      vmath.softmaxCausal(row * 4, 1, ld, scale, L - 1);
+    }
+    // Y = P V over the common positions for every row at once, then each row's sums go on over
+    // the rest: root positions up to inRoot, then the block's
+    sgemm(py + o, D, ps, ld, 1, rv + o, D, 0, g, common, hd, false, false);
+    for (const [i, r] of rows.entries()) {
+      const b = resident(kvs[r]!);
+      const L = positions[r]! + 1;
+      const inRoot = Math.min(rootOf(b).shared, L);
+      const own = b.values(layer) + o + common * D;
+      const first = inRoot > common ? rv + o + common * D : own;
+      const split = inRoot > common && inRoot < L ? { at: inRoot - common, b: own } : null;
+      const row = ps + i * ld + common;
+      sgemm(
+        py + i * D + o,
+        D,
+        row,
+        ld,
+        1,
+        first,
+        D,
+        0,
+        1,
+        L - common,
+        hd,
+        false,
+        false,
+        Causal.none,
+        0,
+        split,
+        true,
+      );
+    }
+  }
+  for (const [i, r] of rows.entries()) y.set(h.subarray(py + i * D, py + (i + 1) * D), r * D);
 }

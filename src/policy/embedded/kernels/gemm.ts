@@ -57,6 +57,8 @@ export const Causal = {
 
 const FLAG_ACCUMULATE = 1;
 const FLAG_BIAS = 2;
+/** `sgemm` only: the sums start from C instead of zero (above the causal mode's bits 2-4) */
+const FLAG_CONTINUE = 32;
 
 /**
  * Stores the vectors `accs` at the byte pointer in local `cp`, one after another, first adding what
@@ -133,6 +135,19 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
       if (V === 0) f.f32(0).set(sacc[r]!);
       else for (let v = 0; v < V; v++) f.v128Zero().set(acc[r * VW + v]!);
     }
+    // a sum continued from C: the same chain of multiply-adds as one call over all of k
+    f.when(flag(FLAG_CONTINUE), () => {
+      for (let r = 0; r < R; r++) {
+        f.get(c).get(i0).i32(r).op(Op.i32Add).get(ldc).op(Op.i32Mul, Op.i32Add);
+        f.get(j).i32(2).op(Op.i32Shl, Op.i32Add).set(cp);
+        if (V === 0) f.get(cp).mem(Op.f32Load, 0, false).set(sacc[r]!);
+        else
+          for (let v = 0; v < V; v++)
+            f.get(cp)
+              .mem(Simd.load, 16 * v, true)
+              .set(acc[r * VW + v]!);
+      }
+    });
     // B's rows k < split from b, the rest from b2: one sum per output, in order, across both
     f.get(split).set(kmid);
     f.get(kmid).get(kbeg).get(kmid).get(kbeg).op(Op.i32GtS, Op.select).set(kmid);
@@ -898,7 +913,8 @@ export function heap(): Float32Array {
 /**
  * Raw kernel on linear memory (float offsets, element strides): for i < M, j < N
  * C[c + i*ldc + j] (+)= sum_k A[a + i*rsA + k*csA] * B[b + k*ldb + j] (+ bias[j]), k and j limited
- * per block of rows by `causal` and its diagonal's `offset`.
+ * per block of rows by `causal` and its diagonal's `offset`. `continued`: each sum starts from C,
+ * so a product over k in two calls (the second continuing the first) gives the bits of one call.
  */
 export function sgemm(
   c: number,
@@ -917,8 +933,13 @@ export function sgemm(
   causal: number = Causal.none,
   offset = 0,
   split: SplitB | null = null,
+  continued = false,
 ): void {
-  const flags = (accumulate ? FLAG_ACCUMULATE : 0) | (hasBias ? FLAG_BIAS : 0) | (causal << 2);
+  const flags =
+    (accumulate ? FLAG_ACCUMULATE : 0) |
+    (hasBias ? FLAG_BIAS : 0) |
+    (causal << 2) |
+    (continued ? FLAG_CONTINUE : 0);
   const [b2, at] = split ? [split.b * 4, split.at] : [0, K];
   sgemmRaw(c * 4, ldc, a * 4, rsA, csA, b * 4, ldb, bias * 4, M, K, N, flags, offset, b2, at);
 }
