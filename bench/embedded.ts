@@ -29,6 +29,8 @@ import { gemmNT } from '../src/policy/embedded/reference-ops.js';
 import { Rng } from '../src/policy/embedded/rng.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
 import { simdOps } from '../src/policy/embedded/simd-ops.js';
+import { ThreadPool } from '../src/util/thread-pool.js';
+import type { GroupSamplerData, GroupSamplerRequest } from './group-sampler-worker.js';
 import { loadOrt, NATIVE_INSTALL_HINT, nativeMatmulGflops } from './native-matmul.js';
 
 const args = process.argv.slice(2);
@@ -296,6 +298,39 @@ const grouped = rateOf(group * genLen, groupTimes);
 console.log(
   `sampling a group of ${group} together (sampleBatch, KV caches): ${fmt(grouped.wall)} tokens/s (${fmt(grouped.cpu)} per CPU-second; ${fmt(grouped.wall / sampled.wall, 2)}x one at a time), ~${fmt((grouped.wall * forwardFlopsPerSampled) / 1e9, 2)} GFLOP/s = ${ofCeilings(scale(grouped, forwardFlopsPerSampled / 1e9))}`,
 );
+// The same group on two threads, split as the pool's sampler threads split 8 waiting requests
+// (each takes its share): each thread decodes half the rows with its own copy of the weights.
+// CPU time is this process's, threads included.
+{
+  const threads = 2;
+  const pool = await ThreadPool.start<GroupSamplerRequest, number>({
+    entry: new URL('./group-sampler-worker.js', import.meta.url),
+    workerData: Array.from(
+      { length: threads },
+      (): GroupSamplerData => ({ config, params: model.params as Float32Array }),
+    ),
+    label: 'group sampler',
+  });
+  const share = Math.ceil(group / threads);
+  const run = (r: number) =>
+    Promise.all(
+      Array.from({ length: threads }, (_, t) =>
+        pool.submit({
+          prompts: prompts.slice(t * share, (t + 1) * share),
+          seed: r * group + t * share,
+          maxTokens: genLen,
+        }),
+      ),
+    );
+  await run(repeats); // warm up both threads (their kernels tier up on first use)
+  const times: Timing[] = [];
+  for (let r = 0; r < repeats; r++) times.push(await timeAsync(() => run(r)));
+  await pool.close();
+  const both = rateOf(group * genLen, times);
+  console.log(
+    `sampling a group of ${group} on ${threads} threads (${share} rows each, as the pool shares them): ${fmt(both.wall)} tokens/s (${fmt(both.wall / grouped.wall, 2)}x one thread), ~${fmt((both.wall * forwardFlopsPerSampled) / 1e9, 2)} GFLOP/s = ${ofCeilings(scale(both, forwardFlopsPerSampled / 1e9))}`,
+  );
+}
 console.log(
   `ratios: batched sampled/training tokens = ${fmt(grouped.wall / train.wall, 2)}; sampled/training tokens = ${fmt(sampled.wall / train.wall, 2)}`,
 );
