@@ -112,7 +112,7 @@ function emitGeluTanh(
 /** `for (p = start; p < start + 4*ceil(n/4); p += 16) body()` over a byte pointer local */
 function vecLoop(f: Fn, p: number, start: number, n: number, end: number, body: () => void): void {
   f.get(start).set(p);
-  f.get(start).get(n).i32(3).op(Op.i32Add).i32(2).op(Op.i32ShrU).i32(4).op(Op.i32Shl, Op.i32Add).set(end);
+  vecEnd(f, start, n, end);
   f.while(
     () => f.get(p).get(end).op(Op.i32LtS),
     () => {
@@ -251,9 +251,17 @@ function buildAxpy(): Fn {
   return f;
 }
 
-/** gelu(out, u, n): out = 0.5 u (1 + tanh(c (u + a u^3))); out may equal u */
-function buildGelu(fused: boolean): Fn {
-  const f = new Fn('gelu', [I32, I32, I32]);
+/**
+ * An elementwise kernel `name(q, u, n)` over the GELU's tanh: for each vector x of u, th = tanh(c
+ * (x + a x^3)), then `emitOut(x, th, o)` writes the result at byte offset o past the pointer in
+ * local q (the first argument, moving with u)
+ */
+function buildGeluKernel(
+  name: string,
+  fused: boolean,
+  emitOut: (f: Fn, q: number, x: number, th: number, o: number) => void,
+): Fn {
+  const f = new Fn(name, [I32, I32, I32]);
   const [p, end, lim, q] = [f.local(I32), f.local(I32), f.local(I32), f.local(I32)];
   const tmp = slots(f, 6);
   f.get(0).set(q);
@@ -262,10 +270,7 @@ function buildGelu(fused: boolean): Fn {
     const [x, t, r, n, th, m] = tmp[u]! as [number, number, number, number, number, number];
     f.get(p).mem(Simd.load, o, true).set(x);
     emitGeluTanh(f, th, x, t, r, n, m, fused);
-    f.get(q);
-    splat(f, 0.5).get(x).simd(Simd.f32x4Mul);
-    splat(f, 1).get(th).simd(Simd.f32x4Add).simd(Simd.f32x4Mul);
-    f.mem(Simd.store, o, true);
+    emitOut(f, q, x, th, o);
   };
   vecLoopUnrolled(
     f,
@@ -279,17 +284,19 @@ function buildGelu(fused: boolean): Fn {
   return f;
 }
 
+/** gelu(out, u, n): out = 0.5 u (1 + tanh(c (u + a u^3))); out may equal u */
+function buildGelu(fused: boolean): Fn {
+  return buildGeluKernel('gelu', fused, (f, q, x, th, o) => {
+    f.get(q);
+    splat(f, 0.5).get(x).simd(Simd.f32x4Mul);
+    splat(f, 1).get(th).simd(Simd.f32x4Add).simd(Simd.f32x4Mul);
+    f.mem(Simd.store, o, true);
+  });
+}
+
 /** geluBackward(dg, u, n): dg *= gelu'(u) */
 function buildGeluBackward(fused: boolean): Fn {
-  const f = new Fn('geluBackward', [I32, I32, I32]);
-  const [p, end, lim, q] = [f.local(I32), f.local(I32), f.local(I32), f.local(I32)];
-  const tmp = slots(f, 6);
-  f.get(0).set(q);
-  vecEnd(f, 1, 2, end);
-  const body = (u: number, o: number) => {
-    const [x, t, r, n, th, m] = tmp[u]! as [number, number, number, number, number, number];
-    f.get(p).mem(Simd.load, o, true).set(x);
-    emitGeluTanh(f, th, x, t, r, n, m, fused);
+  return buildGeluKernel('geluBackward', fused, (f, q, x, th, o) => {
     // 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3 a x^2); past |x| = 100 th is +-1 exactly, and the
     // clamp keeps x^2 finite so the second term is 0 rather than 0 * inf
     f.get(x);
@@ -309,17 +316,7 @@ function buildGeluBackward(fused: boolean): Fn {
       .simd(Simd.f32x4Mul);
     splat(f, 1).simd(Simd.f32x4Add).simd(Simd.f32x4Mul);
     f.simd(Simd.f32x4Add).simd(Simd.f32x4Mul).mem(Simd.store, o, true);
-  };
-  vecLoopUnrolled(
-    f,
-    p,
-    () => f.get(1),
-    end,
-    lim,
-    [body],
-    (bytes) => f.inc(q, bytes),
-  );
-  return f;
+  });
 }
 
 /** a = max over the lanes of v128 local v (f32 locals a, b) */
