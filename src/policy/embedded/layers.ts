@@ -1,6 +1,7 @@
 /**
  * The arithmetic of the model over its weights, written once for training (model.ts) and decoding
- * (decoding.ts): the embedding, one transformer layer, and the output head.
+ * (decoding.ts): the embedding, one transformer layer, and the output head; and the embedding's
+ * and the head's backward passes, beside their forward ones (the layers' is model.ts's).
  */
 import type { GptConfig, Tensors } from './config.js';
 import type { Arr, Ops } from './ops.js';
@@ -66,6 +67,39 @@ export class Layers {
       for (let i = 0; i < n * D; i++) x[i] = x[i]! + add[i]!;
     }
     return x;
+  }
+
+  /**
+   * `embed`'s backward for tokens at positions [start, start + n) from dx [n, D], their inputs'
+   * gradient: ADDS into the embeddings' (and the previous-token map's) gradients in `g`
+   */
+  embedBackward(
+    tokens: ArrayLike<number>,
+    start: number,
+    previous: ArrayLike<number>,
+    dx: Arr,
+    g: Tensors,
+  ): void {
+    const D = this.config.dModel;
+    const n = tokens.length;
+    for (let t = 0; t < n; t++) {
+      const [e, p] = [tokens[t]! * D, (start + t) * D];
+      for (let k = 0; k < D; k++) {
+        g.wte[e + k] = g.wte[e + k]! + dx[t * D + k]!;
+        g.wpe[p + k] = g.wpe[p + k]! + dx[t * D + k]!;
+      }
+    }
+    const prev = this.w.prev;
+    if (!prev || !g.prev) return;
+    // x[t] += wte[previous[t]] @ prev: the map's gradient, then the previous tokens' embedding rows
+    this.ops.matmulTNAcc(g.prev, this.previousEmbeddings(previous), dx, { m: n, k: D, n: D });
+    const de = this.ops.alloc(n * D);
+    this.ops.matmulNT(de, dx, prev, { m: n, k: D, n: D });
+    for (let t = 0; t < n; t++) {
+      if (previous[t]! < 0) continue;
+      const e = previous[t]! * D;
+      for (let k = 0; k < D; k++) g.wte[e + k] = g.wte[e + k]! + de[t * D + k]!;
+    }
   }
 
   /** the token embeddings of `previous` as rows [n, D]; a row whose id is -1 (none) stays zero */
@@ -145,6 +179,33 @@ export class Layers {
     if (w.head) ops.matmul(logits, projected, w.head, null, { m: rows, k: D, n: V });
     else ops.matmulNT(logits, projected, w.wte, { m: rows, k: D, n: V, rowwise });
     return { x, mean, rstd, h, rows: picked, projected, logits };
+  }
+
+  /**
+   * `head`'s backward over its n rows from dlogits (of the rows it projected, [rows, vocab]): ADDS
+   * into the output projection's and the final LayerNorm's gradients in `g`, and returns the
+   * gradient at the head's input x [n, D]
+   */
+  headBackward(f: HeadActs, n: number, dlogits: Arr, g: Tensors): Arr {
+    const { dModel: D, vocabSize: V } = this.config;
+    const [ops, w] = [this.ops, this.w];
+    const R = f.rows ? f.rows.length : n;
+    const dh = ops.alloc(R * D);
+    if (w.head && g.head) {
+      ops.matmulNT(dh, dlogits, w.head, { m: R, k: V, n: D });
+      ops.matmulTNAcc(g.head, f.projected, dlogits, { m: R, k: D, n: V });
+    } else {
+      ops.matmul(dh, dlogits, w.wte, null, { m: R, k: V, n: D });
+      ops.matmulTNAcc(g.wte, dlogits, f.projected, { m: R, k: V, n: D });
+    }
+    let dhAll = dh;
+    if (f.rows) {
+      dhAll = ops.alloc(n * D);
+      for (const [j, r] of f.rows.entries()) dhAll.set(dh.subarray(j * D, (j + 1) * D), r * D);
+    }
+    const dx = ops.alloc(n * D);
+    ops.layerNormBackward(dx, dhAll, f.x, f.mean, f.rstd, w.lnfg, g.lnfg, g.lnfb, n);
+    return dx;
   }
 }
 

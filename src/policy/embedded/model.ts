@@ -212,29 +212,10 @@ export class Gpt {
    * values' into the prefix's `dqkv`
    */
   backward(cache: ForwardCache, dlogits: Arr, grads: Arr): void {
-    const { dModel: D, vocabSize: V } = this.config;
     const T = cache.tokens.length;
-    const [ops, w] = [this.ops, this.w];
     if (!cache.final) throw new Error('a prefix has no logits: its gradient comes with backwardPrefix');
     const g = this.claim(cache, grads);
-    const f = cache.final;
-    const R = f.rows ? f.rows.length : T;
-    const dh = ops.alloc(R * D);
-    if (w.head && g.head) {
-      ops.matmulNT(dh, dlogits, w.head, { m: R, k: V, n: D });
-      ops.matmulTNAcc(g.head, f.projected, dlogits, { m: R, k: D, n: V });
-    } else {
-      ops.matmul(dh, dlogits, w.wte, null, { m: R, k: V, n: D });
-      ops.matmulTNAcc(g.wte, dlogits, f.projected, { m: R, k: V, n: D });
-    }
-    let dhf = dh;
-    if (f.rows) {
-      dhf = ops.alloc(T * D);
-      for (const [j, r] of f.rows.entries()) dhf.set(dh.subarray(j * D, (j + 1) * D), r * D);
-    }
-    const dx = ops.alloc(T * D);
-    ops.layerNormBackward(dx, dhf, f.x, f.mean, f.rstd, w.lnfg, g.lnfg, g.lnfb, T);
-    this.backwardLayers(cache, dx, g, null);
+    this.backwardLayers(cache, this.net.headBackward(cache.final, T, dlogits, g), g, null);
   }
 
   /**
@@ -311,25 +292,8 @@ export class Gpt {
     }
     this.scratch.give(dAttended);
     const tok = cache.tokens;
-    for (let t = 0; t < T; t++) {
-      const [e, p] = [tok[t]! * D, (P + t) * D];
-      for (let k = 0; k < D; k++) {
-        g.wte[e + k] = g.wte[e + k]! + dx[t * D + k]!;
-        g.wpe[p + k] = g.wpe[p + k]! + dx[t * D + k]!;
-      }
-    }
-    if (w.prev && g.prev) {
-      // x[t] += wte[tok[t-1]] @ prev: the map's gradient, then the previous tokens' embedding rows
-      const previous = previousIds(tok, cache.prefix ? cache.prefix.cache.tokens[P - 1]! : -1);
-      ops.matmulTNAcc(g.prev, this.net.previousEmbeddings(previous), dx, { m: T, k: D, n: D });
-      const de = ops.alloc(T * D);
-      ops.matmulNT(de, dx, w.prev, { m: T, k: D, n: D });
-      for (let t = 0; t < T; t++) {
-        if (previous[t]! < 0) continue;
-        const e = previous[t]! * D;
-        for (let k = 0; k < D; k++) g.wte[e + k] = g.wte[e + k]! + de[t * D + k]!;
-      }
-    }
+    const before = cache.prefix ? cache.prefix.cache.tokens[P - 1]! : -1;
+    this.net.embedBackward(tok, P, previousIds(tok, before), dx, g);
   }
 
   /** the weights file (weights-file.ts), with `meta` in its header */
