@@ -13,7 +13,7 @@
  * Pure functions of the model and the batch: nothing here keeps state between calls.
  */
 
-import { addLogprobGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
+import { logprobAndGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
 import { type Arr, allocate, type ForwardResult, type Gpt } from '../../policy/embedded/model.js';
 import type { ForwardBackwardResult } from '../learner.js';
 import { eachAlone, type PromptGroup, promptGroups } from './shared-prompts.js';
@@ -55,7 +55,7 @@ export function addLogprobGrad(
   w: number,
 ): void {
   if (dlogits instanceof Float32Array && logits instanceof Float32Array) {
-    addLogprobGradF32(dlogits, logits, V, t, target, w);
+    logprobAndGradF32(dlogits, logits, V, t, target, w);
     return;
   }
   const r = t * V;
@@ -66,6 +66,21 @@ export function addLogprobGrad(
   const inv = 1 / sum;
   for (let j = 0; j < V; j++) dlogits[r + j] = dlogits[r + j]! - w * Math.exp(logits[r + j]! - max) * inv;
   dlogits[r + target] = dlogits[r + target]! + w;
+}
+
+/** `tokenLogprob` of row t, and `addLogprobGrad` of it with weight w, reading the row once */
+export function logprobAndGrad(
+  dlogits: Arr,
+  logits: Arr,
+  V: number,
+  t: number,
+  target: number,
+  w: number,
+): number {
+  if (dlogits instanceof Float32Array && logits instanceof Float32Array)
+    return logprobAndGradF32(dlogits, logits, V, t, target, w);
+  addLogprobGrad(dlogits, logits, V, t, target, w);
+  return tokenLogprob(logits, V, t, target);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,9 +231,9 @@ export function crossEntropySumAndGrad(
     for (const [j, t] of targets.entries()) {
       const w = s.lossMask?.[t] ?? 1;
       const y = s.tokens[t]!;
-      loss -= w * tokenLogprob(logits, V, j, y);
+      const g = (-w * coef) / denominator;
+      loss -= w * (dlogits ? logprobAndGrad(dlogits, logits, V, j, y, g) : tokenLogprob(logits, V, j, y));
       n++;
-      if (dlogits) addLogprobGrad(dlogits, logits, V, j, y, (-w * coef) / denominator);
     }
     if (grads && dlogits) model.backward(cache, dlogits, grads);
   }

@@ -40,15 +40,19 @@ export function softmaxWeightsF32(out: Float32Array, x: Float32Array, scale: num
   return sum;
 }
 
-/** dlogits row t += w * (onehot(target) - softmax(logits row t)) */
-export function addLogprobGradF32(
+/**
+ * dlogits row t += w * (onehot(target) - softmax(logits row t)); returns the row's log-softmax at
+ * `target`, the bits of `tokenLogprobF32` (its sum of exps is the one the gradient uses), so a
+ * caller that needs both reads the row once
+ */
+export function logprobAndGradF32(
   dlogits: Float32Array,
   logits: Float32Array,
   V: number,
   t: number,
   target: number,
   w: number,
-): void {
+): number {
   const r = t * V;
   const [px, pd] = regions(V, V);
   const h = heap();
@@ -58,6 +62,7 @@ export function addLogprobGradF32(
   vmath.axpy(pd * 4, px * 4, V, -w / sum);
   dlogits.set(h.subarray(pd, pd + V), r);
   dlogits[r + target] = dlogits[r + target]! + w;
+  return logits[r + target]! - max - Math.log(sum);
 }
 
 export function geluF32(out: Float32Array, u: Float32Array, n: number): void {
