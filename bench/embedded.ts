@@ -19,6 +19,7 @@
  */
 import { formatAdapter } from '../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../src/agent/rollout.js';
+import { CallRecorder } from '../src/agent/trajectory.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { crossEntropy, type GrpoSequence, grpoLoss } from '../src/learner/embedded/losses.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
@@ -347,6 +348,8 @@ if (roundTasks > 0) {
   const tasks = data.tasks.filter((t) => trainIds.has(t.id)).slice(0, roundTasks);
   const items = tasks.flatMap((t) => Array.from({ length: roundGroup }, () => t));
   const format = formatAdapter('compact');
+  // one for all rollouts, as a training run keeps (it compiles each tool's argument schema once)
+  const recorder = new CallRecorder(data);
   const settings: [string, EmbeddedPolicyOptions][] = [
     ['one request at a time, no prefix cache (before)', { prefixCache: false, maxBatch: 1 }],
     ['prefix cache', { maxBatch: 1 }],
@@ -361,7 +364,7 @@ if (roundTasks > 0) {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     const trajectories = await mapConcurrent(items, items.length, (task) =>
-      rollout(task, data, policy, { format, sampling: { temperature: 1 }, onParseError: 'reply' }),
+      rollout(task, data, policy, { format, sampling: { temperature: 1 }, onParseError: 'reply', recorder }),
     );
     const cpu = process.cpuUsage(cpu0);
     const wall = (performance.now() - t0) / 1000;
