@@ -171,6 +171,41 @@ describe('WebAssembly SIMD gemm', () => {
     expect(residentFloats()).toEqual(before);
   });
 
+  it('packs a pinned operand once per layout, view and shape, and gives the bits of packing it each time', () => {
+    const before = residentFloats();
+    const rng = new Rng(31);
+    // two weights in one pinned array, as a model's parameters are
+    const params = randomF32(rng, 40 * 24 + 24 * 40);
+    const [w1, w2] = [params.subarray(0, 40 * 24), params.subarray(40 * 24)];
+    const a = randomF32(rng, 20 * 40);
+    const products = [
+      () => {
+        const out = new Float32Array(20 * 24);
+        gemmF32('NN', out, a, w1, { m: 20, k: 40, n: 24 });
+        return out;
+      },
+      () => {
+        const out = new Float32Array(20 * 24);
+        gemmF32('NT', out, a, w2, { m: 20, k: 40, n: 24 });
+        return out;
+      },
+      () => {
+        const out = new Float32Array(20 * 40);
+        gemmF32('NN', out, a.subarray(0, 20 * 24), w2, { m: 20, k: 24, n: 40 });
+        return out;
+      },
+    ];
+    const copied = products.map((p) => p());
+    const unpin = pinF32(params);
+    const held = residentFloats().top - residentFloats().free;
+    for (let round = 0; round < 2; round++)
+      for (const [i, p] of products.entries()) expect(p()).toEqual(copied[i]);
+    // three packings, made in the first round and read in the second
+    expect(residentFloats().top - residentFloats().free).toBeGreaterThan(held);
+    unpin();
+    expect(residentFloats()).toEqual(before);
+  });
+
   it('stays correct when linear memory grows between calls', () => {
     const rng = new Rng(9);
     checkGemm(rng, 'NN', 4, 4, 4, false, false);

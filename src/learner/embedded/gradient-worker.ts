@@ -3,7 +3,7 @@
  * gradient buffer of its own (and GRPO's frozen reference, when given); each request overwrites that
  * buffer with the gradient of its share.
  */
-import { type Arr, Gpt } from '../../policy/embedded/model.js';
+import { type Arr, Gpt, withWeightsPinned } from '../../policy/embedded/model.js';
 import { serveRequests } from '../../util/thread-pool.js';
 import { lossOf } from './losses.js';
 import type { GradientReply, GradientRequest, GradientWorkerData, SharedView } from './parallel.js';
@@ -23,6 +23,9 @@ serveRequests(
   },
   ({ model, reference, grads }, req: GradientRequest): GradientReply => {
     grads.fill(0);
-    return lossOf(req.loss).sums(model, reference, req.sequences, grads, req.denominator);
+    // the main thread changes the shared weights only between requests
+    return withWeightsPinned([model, reference], () =>
+      lossOf(req.loss).sums(model, reference, req.sequences, grads, req.denominator),
+    );
   },
 );

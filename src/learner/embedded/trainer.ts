@@ -9,7 +9,7 @@
  * share is summed in worker order (see parallel.ts), which differs from one worker by float
  * rounding only.
  */
-import type { Arr, Gpt } from '../../policy/embedded/model.js';
+import { type Arr, type Gpt, withWeightsPinned } from '../../policy/embedded/model.js';
 import { type Loss, type LossSums, lossAndGrad, type TokenSequence } from './losses.js';
 import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
 import { LazyGradientPool } from './parallel.js';
@@ -56,7 +56,10 @@ export class Trainer {
       const g = this.grads;
       for (let i = 0; i < g.length; i++) g[i] = g[i]! + pool.grads[i]!;
     } else {
-      stats = lossAndGrad(loss, this.model, this.reference, batch, this.grads);
+      const [model, reference] = [this.model, this.reference];
+      stats = withWeightsPinned([model, reference], () =>
+        lossAndGrad(loss, model, reference, batch, this.grads),
+      );
     }
     this.pending += stats.tokens;
     return stats;

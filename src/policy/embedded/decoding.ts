@@ -124,16 +124,3 @@ export function stepBatch(model: Gpt, kvs: readonly KvCache[], tokens: readonly 
   }
   return net.head(x, B, true).logits;
 }
-
-/**
- * fn() with the model's weights held where the kernels read them (`Ops.pin`): decoding a token
- * then copies no weight. The weights must not change until fn returns.
- */
-export function withWeightsPinned<T>(model: Gpt, fn: () => T): T {
-  const unpin = model.net.ops.pin(model.params);
-  try {
-    return fn();
-  } finally {
-    unpin();
-  }
-}

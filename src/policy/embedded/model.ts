@@ -310,6 +310,21 @@ export class Gpt {
   }
 }
 
+/**
+ * fn() with the weights of `models` held where the kernels read them (`Ops.pin`): a product over
+ * them copies no weight (decoding runs every weight through a product per token), and the panel
+ * kernel packs each once (a training step's sequences and a batch's prompts run them again and
+ * again). The weights must not change until fn returns.
+ */
+export function withWeightsPinned<T>(models: readonly (Gpt | null)[], fn: () => T): T {
+  const unpins = models.flatMap((m) => (m ? [m.net.ops.pin(m.params)] : []));
+  try {
+    return fn();
+  } finally {
+    for (const unpin of unpins) unpin();
+  }
+}
+
 /** a[i] += b[i] for i < n */
 function addInto(a: Arr, b: Arr, n: number): void {
   for (let i = 0; i < n; i++) a[i] = a[i]! + b[i]!;

@@ -5,16 +5,8 @@
  */
 
 import { commonPrefix, startsWith } from '../../util/id-sequences.js';
-import {
-  forkKvCache,
-  freeKv,
-  type KvCache,
-  newKvCache,
-  step,
-  stepBatch,
-  withWeightsPinned,
-} from './decoding.js';
-import type { Arr, Gpt } from './model.js';
+import { forkKvCache, freeKv, type KvCache, newKvCache, step, stepBatch } from './decoding.js';
+import { type Arr, type Gpt, withWeightsPinned } from './model.js';
 import { type Ops, opsFor } from './ops.js';
 import { Rng } from './rng.js';
 
@@ -307,7 +299,7 @@ export function checkJob(model: Gpt, { prompt, options: opts = {} }: SampleJob):
 }
 
 export function sampleMany(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {
-  return withWeightsPinned(model, () => sampleAll(model, jobs));
+  return withWeightsPinned([model], () => sampleAll(model, jobs));
 }
 
 function sampleAll(model: Gpt, jobs: readonly SampleJob[]): SampleResult[] {

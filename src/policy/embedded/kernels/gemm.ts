@@ -859,6 +859,12 @@ interface Pin {
   readonly array: Float32Array;
   readonly at: number;
   refs: number;
+  /**
+   * B operands of panel products over views of the array, packed on first use and kept until
+   * the pin goes (a weight passes the same packing in every product: each sequence of a training
+   * step, each prefill of a batch), by layout, offset and shape; each a resident block
+   */
+  readonly packed: Map<string, { readonly at: number; readonly floats: number }>;
 }
 const pins: Pin[] = [];
 
@@ -870,7 +876,7 @@ const pins: Pin[] = [];
 export function pinF32(array: Float32Array): () => void {
   let pin = pins.find((p) => p.array === array);
   if (!pin) {
-    pin = { array, at: residentAlloc(array.length), refs: 0 };
+    pin = { array, at: residentAlloc(array.length), refs: 0, packed: new Map() };
     heapView.set(array, pin.at);
     pins.push(pin);
   }
@@ -883,11 +889,12 @@ export function pinF32(array: Float32Array): () => void {
     if (--held.refs > 0) return;
     pins.splice(pins.indexOf(held), 1);
     residentFree(held.at, held.array.length);
+    for (const p of held.packed.values()) residentFree(p.at, p.floats);
   };
 }
 
-/** the float offset of x's copy when x is a view of a pinned array, else -1 */
-function pinnedAt(x: Float32Array): number {
+/** the pin x is a view of, and the float offset of x's copy, or null */
+function pinOf(x: Float32Array): { readonly pin: Pin; readonly at: number } | null {
   for (const p of pins) {
     const from = p.array.byteOffset;
     if (
@@ -895,9 +902,54 @@ function pinnedAt(x: Float32Array): number {
       x.byteOffset >= from &&
       x.byteOffset + x.byteLength <= from + p.array.byteLength
     )
-      return p.at + (x.byteOffset - from) / 4;
+      return { pin: p, at: p.at + (x.byteOffset - from) / 4 };
   }
-  return -1;
+  return null;
+}
+
+/** the float offset of x's copy when x is a view of a pinned array, else -1 */
+function pinnedAt(x: Float32Array): number {
+  return pinOf(x)?.at ?? -1;
+}
+
+/**
+ * B of a panel product in strips (what `packB` writes), from linear memory at float offset src:
+ * b [K, N] for NN and TN, b^T [N, K] for NT
+ */
+function packB(dst: number, src: number, layout: 'NN' | 'NT' | 'TN', K: number, N: number): void {
+  const fullB = Math.floor(N / STRIP_COLS);
+  const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
+  pack8(dst * 4, src * 4, fullB, K, bkStride, bColStride);
+  packEdge(
+    heapView,
+    dst + fullB * STRIP_COLS * K,
+    src,
+    fullB * STRIP_COLS,
+    N,
+    STRIP_COLS,
+    K,
+    bkStride,
+    bColStride,
+  );
+}
+
+/**
+ * The float offset of b packed for the panel kernel when b is a view of a pinned array (packed
+ * now if this is its first product of this layout and shape while pinned), else -1. Call before
+ * `regions`: a new block moves the scratch area.
+ */
+function packedPinned(b: Float32Array, layout: 'NN' | 'NT' | 'TN', K: number, N: number): number {
+  const found = pinOf(b);
+  if (!found) return -1;
+  const key = `${layout === 'NT' ? 'T' : 'N'} ${found.at} ${K} ${N}`;
+  let p = found.pin.packed.get(key);
+  if (!p) {
+    const floats = roundUp(N, STRIP_COLS) * K;
+    p = { at: residentAlloc(floats), floats };
+    packB(p.at, found.at, layout, K, N);
+    found.pin.packed.set(key, p);
+  }
+  return p.at;
 }
 
 /** floats held by resident blocks and free ranges between them (for tests and benchmarks) */
@@ -1060,7 +1112,14 @@ export function gemmF32(
   // Both operands are packed for the panel kernel, padded to whole row blocks and column strips
   // (the padding computes values nobody reads). C keeps rows of N floats when N fills whole strips.
   const Mp = roundUp(M, BLOCK_ROWS);
-  const [praw, pA, pB, pC, pbias] = regions(Math.max(nA, nB), Mp * K, Np * K, Mp * Np, Np);
+  const packed = packedPinned(b, layout, K, N);
+  const [praw, pA, pScratchB, pC, pbias] = regions(
+    Math.max(nA, packed < 0 ? nB : 0),
+    Mp * K,
+    packed < 0 ? Np * K : 0,
+    Mp * Np,
+    Np,
+  );
   const h = heapView;
   // A as row blocks [k][row]: a [M, K] is strided along the rows, a^T (TN) consecutive
   h.set(a.subarray(0, nA), praw);
@@ -1069,15 +1128,12 @@ export function gemmF32(
   pack4(pA * 4, praw * 4, fullA, K, akStride, aRowStride);
   packEdge(h, pA + fullA * BLOCK_ROWS * K, praw, fullA * BLOCK_ROWS, M, BLOCK_ROWS, K, akStride, aRowStride);
   // B as column strips [k][column]: b [K, N] is consecutive along the columns, b^T (NT) strided
-  let pbraw = pinnedAt(b);
-  if (pbraw < 0) {
+  let pB = packed;
+  if (pB < 0) {
+    pB = pScratchB;
     h.set(b.subarray(0, nB), praw);
-    pbraw = praw;
+    packB(pB, praw, layout, K, N);
   }
-  const fullB = Math.floor(N / STRIP_COLS);
-  const [bkStride, bColStride] = layout === 'NT' ? [1, K] : [N, 1];
-  pack8(pB * 4, pbraw * 4, fullB, K, bkStride, bColStride);
-  packEdge(h, pB + fullB * STRIP_COLS * K, pbraw, fullB * STRIP_COLS, N, STRIP_COLS, K, bkStride, bColStride);
   if (accumulate) copyRows(h, pC, Np, out, 0, N, M, true);
   if (bias) setBias(h, pbias, bias, N, Np);
   // The k blocking does not depend on M: it sets the order in which a row's sum is taken, and a
