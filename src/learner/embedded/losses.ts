@@ -44,31 +44,9 @@ export function sequenceLogprobs(logits: Arr, V: number, tokens: ArrayLike<numbe
 
 /**
  * Adds `w * d logp(target)/dlogits` for row `t` into `dlogits` (w = dLoss/dlogp), that is
- * w * (onehot(target) - softmax(row)).
+ * w * (onehot(target) - softmax(row)); returns `tokenLogprob` of the row, which the same pass over
+ * it gives
  */
-export function addLogprobGrad(
-  dlogits: Arr,
-  logits: Arr,
-  V: number,
-  t: number,
-  target: number,
-  w: number,
-): void {
-  if (dlogits instanceof Float32Array && logits instanceof Float32Array) {
-    logprobAndGradF32(dlogits, logits, V, t, target, w);
-    return;
-  }
-  const r = t * V;
-  let max = Number.NEGATIVE_INFINITY;
-  for (let j = 0; j < V; j++) if (logits[r + j]! > max) max = logits[r + j]!;
-  let sum = 0;
-  for (let j = 0; j < V; j++) sum += Math.exp(logits[r + j]! - max);
-  const inv = 1 / sum;
-  for (let j = 0; j < V; j++) dlogits[r + j] = dlogits[r + j]! - w * Math.exp(logits[r + j]! - max) * inv;
-  dlogits[r + target] = dlogits[r + target]! + w;
-}
-
-/** `tokenLogprob` of row t, and `addLogprobGrad` of it with weight w, reading the row once */
 export function logprobAndGrad(
   dlogits: Arr,
   logits: Arr,
@@ -79,8 +57,15 @@ export function logprobAndGrad(
 ): number {
   if (dlogits instanceof Float32Array && logits instanceof Float32Array)
     return logprobAndGradF32(dlogits, logits, V, t, target, w);
-  addLogprobGrad(dlogits, logits, V, t, target, w);
-  return tokenLogprob(logits, V, t, target);
+  const r = t * V;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < V; j++) if (logits[r + j]! > max) max = logits[r + j]!;
+  let sum = 0;
+  for (let j = 0; j < V; j++) sum += Math.exp(logits[r + j]! - max);
+  const inv = 1 / sum;
+  for (let j = 0; j < V; j++) dlogits[r + j] = dlogits[r + j]! - w * Math.exp(logits[r + j]! - max) * inv;
+  dlogits[r + target] = dlogits[r + target]! + w;
+  return logits[r + target]! - max - Math.log(sum);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,8 +446,8 @@ export function grpoSumsAndGrad(
           klSum += e - d - 1;
           dlp = beta * (1 - e);
         }
-        if (dlogits && dlpT !== 0) addLogprobGrad(dlogits, tempered, V, j, token, dlpT / T / denominator);
-        if (dlogits && dlp !== 0) addLogprobGrad(dlogits, logits, V, j, token, dlp / denominator);
+        if (dlogits && dlpT !== 0) logprobAndGrad(dlogits, tempered, V, j, token, dlpT / T / denominator);
+        if (dlogits && dlp !== 0) logprobAndGrad(dlogits, logits, V, j, token, dlp / denominator);
       }
       if (grads && dlogits) model.backward(cache, dlogits, grads);
     }
