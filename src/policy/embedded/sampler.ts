@@ -42,11 +42,10 @@ interface PrefixEntry {
  * Entries are KV caches handed over, not copied: `put` takes the caller's cache, and `take` hands
  * an entry back whole when the new prompt continues all of it (the next step of a rollout), and a
  * prompt that branches off inside an entry (another rollout of the same task) gets a fork that
- * reads the shared positions where the entry holds them (`forkKvCache`). The budget counts each
- * block's own room; a block that forks still read stays until they are freed. Least recently used
- * entries leave first. The budget has to hold the working
- * set: rollouts run round robin (one step each in turn) with less room than their entries take
- * would each find its entry gone.
+ * reads the shared positions where the entry holds them (`forkKvCache`). Least recently used
+ * entries leave first. The budget counts each block's own room (a block that forks still read
+ * stays until they are freed), and has to hold the working set: rollouts run round robin (one
+ * step each in turn) with less room than their entries take would each find its entry gone.
  */
 export class PrefixCache {
   private readonly entries: PrefixEntry[] = [];

@@ -913,8 +913,8 @@ function pinnedAt(x: Float32Array): number {
 }
 
 /**
- * B of a panel product in strips (what `packB` writes), from linear memory at float offset src:
- * b [K, N] for NN and TN, b^T [N, K] for NT
+ * B of a panel product as the kernel reads it (column strips [k][column], zero past N), from
+ * linear memory at float offset src: b [K, N] for NN and TN, b^T [N, K] for NT
  */
 function packB(dst: number, src: number, layout: 'NN' | 'NT' | 'TN', K: number, N: number): void {
   const fullB = Math.floor(N / STRIP_COLS);
