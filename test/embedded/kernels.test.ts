@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { logprobAndGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import { newKvCache, step } from '../../src/policy/embedded/decoding.js';
 import {
+  Causal,
   gemmF32,
   heap,
   pinF32,
@@ -10,6 +11,7 @@ import {
   residentAlloc,
   residentFloats,
   residentFree,
+  sgemm,
 } from '../../src/policy/embedded/kernels/gemm.js';
 import {
   colSumAccF32,
@@ -204,6 +206,59 @@ describe('WebAssembly SIMD gemm', () => {
     expect(residentFloats().top - residentFloats().free).toBeGreaterThan(held);
     unpin();
     expect(residentFloats()).toEqual(before);
+  });
+
+  it('sgemm over k in two places or two calls gives the bits of one call over k', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 1, max: 45 }),
+        fc.nat(),
+        fc.nat(),
+        (M, K, N, cut, seed) => {
+          const at = cut % (K + 1);
+          const rng = new Rng(seed);
+          const [pa, pb, pb2, p1, p2, p3] = regions(M * K, K * N, K * N, M * N, M * N, M * N);
+          const h = heap();
+          for (let i = 0; i < M * K; i++) h[pa + i] = rng.normal();
+          for (let i = 0; i < K * N; i++) h[pb + i] = rng.normal();
+          // B's rows from `at` on, at the same row index, in a second place
+          h.fill(Number.NaN, pb2, pb2 + at * N);
+          h.set(h.subarray(pb + at * N, pb + K * N), pb2 + at * N);
+          sgemm(p1, N, pa, K, 1, pb, N, 0, M, K, N, false, false);
+          const original = Float32Array.from(h.subarray(pb, pb + K * N));
+          h.fill(Number.NaN, pb + at * N, pb + K * N);
+          sgemm(p2, N, pa, K, 1, pb, N, 0, M, K, N, false, false, Causal.none, 0, { at, b: pb2 });
+          // the first `at` steps of k, then the rest continuing from what they left in C
+          sgemm(p3, N, pa, K, 1, pb, N, 0, M, at, N, false, false);
+          sgemm(
+            p3,
+            N,
+            pa + at,
+            K,
+            1,
+            pb2 + at * N,
+            N,
+            0,
+            M,
+            K - at,
+            N,
+            false,
+            false,
+            Causal.none,
+            0,
+            null,
+            true,
+          );
+          h.set(original, pb);
+          const one = Array.from(h.subarray(p1, p1 + M * N));
+          expect(Array.from(h.subarray(p2, p2 + M * N))).toEqual(one);
+          expect(Array.from(h.subarray(p3, p3 + M * N))).toEqual(one);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('stays correct when linear memory grows between calls', () => {
