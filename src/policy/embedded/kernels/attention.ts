@@ -319,10 +319,27 @@ export function attendCachedF32(
       p0 - nb,
     );
     vmath.softmaxCausal(ps * 4, n, ld, scale, p0);
-    // Y = P V: values [0, nb) from the base, the rest from the block, in one sum per output
-    const split = nb > 0 ? { at: nb, b: pv + o } : null;
-    const pvFirst = nb > 0 ? b.base!.values(layer) + o : pv + o;
-    sgemm(py + o, D, ps, ld, 1, pvFirst, D, 0, n, L, hd, false, false, Causal.kUpTo, p0, split);
+    // Y = P V: the base's values [0, nb), then the block's, each sum going on from the first part
+    if (nb > 0) sgemm(py + o, D, ps, ld, 1, b.base!.values(layer) + o, D, 0, n, nb, hd, false, false);
+    const rest = L - nb;
+    sgemm(
+      py + o,
+      D,
+      ps + nb,
+      ld,
+      1,
+      pv + o + nb * D,
+      D,
+      0,
+      n,
+      rest,
+      hd,
+      false,
+      false,
+      Causal.kUpTo,
+      p0 - nb,
+      nb > 0,
+    );
   }
   y.set(h.subarray(py, py + n * D));
 }
@@ -391,81 +408,76 @@ function attendGroup(
   const scale = 1 / Math.sqrt(hd);
   const D3 = 3 * D;
   const g = rows.length;
-  let longest = 0;
-  for (const r of rows) longest = Math.max(longest, positions[r]! + 1);
+  // each row's positions past `common`: up to where it stops reading the root, then its block's
+  const rest = rows.map((r) => {
+    const b = resident(kvs[r]!);
+    const L = positions[r]! + 1;
+    const inRoot = Math.min(rootOf(b).shared, L);
+    const parts: { block: ResidentKv; from: number; to: number }[] = [];
+    if (inRoot > common) parts.push({ block: root, from: common, to: inRoot });
+    if (L > inRoot) parts.push({ block: b, from: inRoot, to: L });
+    return { L, parts };
+  });
+  const longest = Math.max(...rest.map((x) => x.L));
   // a row's columns past `common` are scored from a column that need not be a multiple of 4, in
   // whole vectors: room for 4 more
   const ld = attentionStrideF32(longest) + 4;
   const [pq, ps, py] = regions(g * D3, g * ld, g * D);
   const h = heap();
   for (const [i, r] of rows.entries()) h.set(qkv.subarray(r * D3, (r + 1) * D3), pq + i * D3);
-  const rk = root.keys(layer);
-  const rv = root.values(layer);
   for (let hh = 0; hh < H; hh++) {
     const o = hh * hd;
-    const rootKeys = rk + o * root.kStride;
-    sgemm(ps, ld, pq + o, D3, 1, rootKeys, root.kStride, 0, g, hd, (common + 3) & ~3, false, false);
-    for (const [i, r] of rows.entries()) {
-      const b = resident(kvs[r]!);
-      const L = positions[r]! + 1;
-      const inRoot = Math.min(rootOf(b).shared, L);
+    const keys = (b: ResidentKv, from: number) => b.keys(layer) + o * b.kStride + from;
+    const values = (b: ResidentKv, from: number) => b.values(layer) + o + from * D;
+    sgemm(ps, ld, pq + o, D3, 1, keys(root, 0), root.kStride, 0, g, hd, (common + 3) & ~3, false, false);
+    // each part may write a few columns past its end, which the next one overwrites
+    for (const [i, { L, parts }] of rest.entries()) {
       const row = ps + i * ld;
-      const q = pq + i * D3 + o;
-      // scores of [common, inRoot) from the root, then [inRoot, L) from the block (in that order:
-      // each call may write a few columns past its end, which the next one overwrites)
-      if (inRoot > common)
+      for (const { block, from, to } of parts) {
+        const cols = (to - from + 3) & ~3;
         sgemm(
-          row + common,
+          row + from,
           ld,
-          q,
+          pq + i * D3 + o,
           D3,
           1,
-          rootKeys + common,
-          root.kStride,
+          keys(block, from),
+          block.kStride,
           0,
           1,
           hd,
-          (inRoot - common + 3) & ~3,
+          cols,
           false,
           false,
         );
-      if (L > inRoot) {
-        const keys = b.keys(layer) + o * b.kStride + inRoot;
-        sgemm(row + inRoot, ld, q, D3, 1, keys, b.kStride, 0, 1, hd, (L - inRoot + 3) & ~3, false, false);
       }
       vmath.softmaxCausal(row * 4, 1, ld, scale, L - 1);
     }
     // Y = P V over the common positions for every row at once, then each row's sums go on over
-    // the rest: root positions up to inRoot, then the block's
-    sgemm(py + o, D, ps, ld, 1, rv + o, D, 0, g, common, hd, false, false);
-    for (const [i, r] of rows.entries()) {
-      const b = resident(kvs[r]!);
-      const L = positions[r]! + 1;
-      const inRoot = Math.min(rootOf(b).shared, L);
-      const own = b.values(layer) + o + common * D;
-      const first = inRoot > common ? rv + o + common * D : own;
-      const split = inRoot > common && inRoot < L ? { at: inRoot - common, b: own } : null;
-      const row = ps + i * ld + common;
-      sgemm(
-        py + i * D + o,
-        D,
-        row,
-        ld,
-        1,
-        first,
-        D,
-        0,
-        1,
-        L - common,
-        hd,
-        false,
-        false,
-        Causal.none,
-        0,
-        split,
-        true,
-      );
-    }
+    // its parts
+    sgemm(py + o, D, ps, ld, 1, values(root, 0), D, 0, g, common, hd, false, false);
+    for (const [i, { parts }] of rest.entries())
+      for (const { block, from, to } of parts) {
+        const row = ps + i * ld + from;
+        sgemm(
+          py + i * D + o,
+          D,
+          row,
+          ld,
+          1,
+          values(block, from),
+          D,
+          0,
+          1,
+          to - from,
+          hd,
+          false,
+          false,
+          Causal.none,
+          0,
+          true,
+        );
+      }
   }
   for (const [i, r] of rows.entries()) y.set(h.subarray(py + i * D, py + (i + 1) * D), r * D);
 }

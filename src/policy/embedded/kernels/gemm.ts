@@ -86,9 +86,9 @@ function storeRow(f: Fn, cp: number, accs: readonly number[], flags: number): vo
 
 function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   const ROW_VECS = RM * VW;
-  const f = new Fn('sgemm', Array(15).fill(I32));
-  const [c, ldc, a, rsA, csA, b, ldb, bias, M, K, N, flags, off, b2, split] = [
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+  const f = new Fn('sgemm', Array(13).fill(I32));
+  const [c, ldc, a, rsA, csA, b, ldb, bias, M, K, N, flags, off] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
   ] as const;
   const i0 = f.local(I32);
   const j = f.local(I32);
@@ -96,7 +96,6 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
   const kend = f.local(I32);
   const jend = f.local(I32);
   const kk = f.local(I32);
-  const kmid = f.local(I32);
   const pb = f.local(I32);
   const cp = f.local(I32);
   const bp = f.local(I32);
@@ -148,54 +147,45 @@ function buildSgemm(RM: number, VW: number, fused: boolean): Fn {
               .set(acc[r * VW + v]!);
       }
     });
-    // B's rows k < split from b, the rest from b2: one sum per output, in order, across both
-    f.get(split).set(kmid);
-    f.get(kmid).get(kbeg).get(kmid).get(kbeg).op(Op.i32GtS, Op.select).set(kmid);
-    minInto(kmid, kend, kmid);
-    f.get(kmid).get(kbeg).op(Op.i32Sub).set(kk);
-    const kLoop = () =>
-      f.while(
-        () => f.get(kk).i32(0).op(Op.i32GtS),
-        () => {
-          if (V === 0) {
-            f.get(pb).mem(Op.f32Load, 0, false).set(sb);
-            for (let r = 0; r < R; r++) {
-              f.get(sacc[r]!)
-                .get(pa[r]!)
-                .mem(Op.f32Load, 0, false)
-                .get(sb)
-                .op(Op.f32Mul, Op.f32Add)
-                .set(sacc[r]!);
+    f.get(kend).get(kbeg).op(Op.i32Sub).set(kk);
+    f.while(
+      () => f.get(kk).i32(0).op(Op.i32GtS),
+      () => {
+        if (V === 0) {
+          f.get(pb).mem(Op.f32Load, 0, false).set(sb);
+          for (let r = 0; r < R; r++) {
+            f.get(sacc[r]!)
+              .get(pa[r]!)
+              .mem(Op.f32Load, 0, false)
+              .get(sb)
+              .op(Op.f32Mul, Op.f32Add)
+              .set(sacc[r]!);
+          }
+        } else {
+          if (R === 1) {
+            f.get(pa[0]!).mem(Simd.load32Splat, 0, true).set(s);
+            for (let v = 0; v < V; v++) {
+              f.get(pb)
+                .mem(Simd.load, 16 * v, true)
+                .set(bv[0]!);
+              f.madd(acc[v]!, s, bv[0]!, fused);
             }
           } else {
-            if (R === 1) {
-              f.get(pa[0]!).mem(Simd.load32Splat, 0, true).set(s);
-              for (let v = 0; v < V; v++) {
-                f.get(pb)
-                  .mem(Simd.load, 16 * v, true)
-                  .set(bv[0]!);
-                f.madd(acc[v]!, s, bv[0]!, fused);
-              }
-            } else {
-              for (let v = 0; v < V; v++)
-                f.get(pb)
-                  .mem(Simd.load, 16 * v, true)
-                  .set(bv[v]!);
-              for (let r = 0; r < R; r++) {
-                f.get(pa[r]!).mem(Simd.load32Splat, 0, true).set(s);
-                for (let v = 0; v < V; v++) f.madd(acc[r * VW + v]!, s, bv[v]!, fused);
-              }
+            for (let v = 0; v < V; v++)
+              f.get(pb)
+                .mem(Simd.load, 16 * v, true)
+                .set(bv[v]!);
+            for (let r = 0; r < R; r++) {
+              f.get(pa[r]!).mem(Simd.load32Splat, 0, true).set(s);
+              for (let v = 0; v < V; v++) f.madd(acc[r * VW + v]!, s, bv[v]!, fused);
             }
           }
-          for (let r = 0; r < R; r++) f.inc(pa[r]!, () => f.get(csA));
-          f.inc(pb, () => f.get(ldb));
-          f.inc(kk, -1);
-        },
-      );
-    kLoop();
-    f.get(b2).get(kmid).get(ldb).op(Op.i32Mul, Op.i32Add).get(j).i32(2).op(Op.i32Shl, Op.i32Add).set(pb);
-    f.get(kend).get(kmid).op(Op.i32Sub).set(kk);
-    kLoop();
+        }
+        for (let r = 0; r < R; r++) f.inc(pa[r]!, () => f.get(csA));
+        f.inc(pb, () => f.get(ldb));
+        f.inc(kk, -1);
+      },
+    );
     f.when(flag(FLAG_BIAS), () => {
       f.get(bias).get(j).i32(2).op(Op.i32Shl, Op.i32Add).set(bp);
       if (V === 0) {
@@ -984,7 +974,6 @@ export function sgemm(
   hasBias: boolean,
   causal: number = Causal.none,
   offset = 0,
-  split: SplitB | null = null,
   continued = false,
 ): void {
   const flags =
@@ -992,18 +981,7 @@ export function sgemm(
     (hasBias ? FLAG_BIAS : 0) |
     (causal << 2) |
     (continued ? FLAG_CONTINUE : 0);
-  const [b2, at] = split ? [split.b * 4, split.at] : [0, K];
-  sgemmRaw(c * 4, ldc, a * 4, rsA, csA, b * 4, ldb, bias * 4, M, K, N, flags, offset, b2, at);
-}
-
-/**
- * B of `sgemm` in two places: its rows k >= `at` are read at float offset `b` (with B's row
- * stride, indexed by k as before) instead of after the first ones. Each output is still one sum
- * over k in order, so a product comes out the same bits whichever rows live where.
- */
-export interface SplitB {
-  readonly at: number;
-  readonly b: number;
+  sgemmRaw(c * 4, ldc, a * 4, rsA, csA, b * 4, ldb, bias * 4, M, K, N, flags, offset);
 }
 
 /** raw dot-product kernel: C[c + i*ldc + j] (+)= sum_k A[a + i*lda + k] * B[b + j*ldb + k] (+ bias[j]) */
