@@ -371,16 +371,6 @@ function buildSoftmaxCausal(fused: boolean): Fn {
   const b = f.local(F32);
   f.get(ld).i32(2).op(Op.i32Shl).set(ld);
   f.get(scale).simd(Simd.f32x4Splat).set(sc);
-  const overRow = (body: () => void) => {
-    f.get(row).set(p);
-    f.while(
-      () => f.get(p).get(end).op(Op.i32LtS),
-      () => {
-        body();
-        f.inc(p, 16);
-      },
-    );
-  };
   f.i32(0).set(t);
   f.while(
     () => f.get(t).get(T).op(Op.i32LtS),
@@ -416,9 +406,10 @@ function buildSoftmaxCausal(fused: boolean): Fn {
       f.f32(1);
       hsum(f, sum, Op.f32Add);
       f.op(Op.f32Div).simd(Simd.f32x4Splat).set(sum);
-      overRow(() =>
-        f.get(p).get(p).mem(Simd.load, 0, true).get(sum).simd(Simd.f32x4Mul).mem(Simd.store, 0, true),
-      );
+      vecLoopUnrolled(f, p, () => f.get(row), end, lim, [
+        (_, o) =>
+          f.get(p).get(p).mem(Simd.load, o, true).get(sum).simd(Simd.f32x4Mul).mem(Simd.store, o, true),
+      ]);
       fillScalar(f, row, afterT, () => f.get(ld).i32(2).op(Op.i32ShrU), q, 0);
       f.inc(t, 1);
     },
