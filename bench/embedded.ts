@@ -24,7 +24,8 @@ import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { crossEntropy, type GrpoSequence, grpoLoss } from '../src/learner/embedded/losses.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/policy/embedded/checkpoint.js';
-import { Gpt, type GptConfig } from '../src/policy/embedded/model.js';
+import { Gpt, type GptConfig, type Kernels } from '../src/policy/embedded/model.js';
+import { NATIVE_INSTALL_HINT, nativeOps } from '../src/policy/embedded/native-ops.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
 import { gemmNT } from '../src/policy/embedded/reference-ops.js';
 import { Rng } from '../src/policy/embedded/rng.js';
@@ -32,7 +33,7 @@ import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
 import { simdOps } from '../src/policy/embedded/simd-ops.js';
 import { ThreadPool } from '../src/util/thread-pool.js';
 import type { GroupSamplerData, GroupSamplerRequest } from './group-sampler-worker.js';
-import { loadOrt, NATIVE_INSTALL_HINT, nativeMatmulGflops } from './native-matmul.js';
+import { loadOrt, nativeMatmulGflops } from './native-matmul.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: number): number => (args.includes(n) ? Number(args[args.indexOf(n) + 1]) : d);
@@ -205,18 +206,8 @@ console.log(
 );
 
 const tokens = batchSize * seq;
-const sup = new Trainer(model, { lr: 1e-4 });
-const supBatch = batch.map((tokens) => ({ tokens }));
-const supTimes: Timing[] = [];
-for (let r = 0; r < repeats; r++) supTimes.push(await timeAsync(() => sup.step(supBatch, crossEntropy)));
-const train = rateOf(tokens, supTimes);
-const trainGflops = scale(train, flopsPerTrainToken / 1e9);
-console.log(
-  `training (supervised, fwd+bwd+Adam): ${fmt(train.wall)} tokens/s (${fmt(train.cpu)} per CPU-second), ${fmt(tokens / train.wall, 2)} s/step, ~${fmt(trainGflops.wall, 2)} GFLOP/s = ${ofCeilings(trainGflops)}`,
-);
-
 const reference = model.clone();
-const grpo = new Trainer(model, { lr: 1e-5 }, reference);
+const supBatch = batch.map((tokens) => ({ tokens }));
 const grpoBatch: GrpoSequence[] = batch.map((tokens, i) => ({
   tokens,
   lossMask: tokens.map((_, t) => (t >= seq / 4 ? 1 : 0)),
@@ -235,47 +226,71 @@ const sharedBatch: GrpoSequence[] = batch.map((own, i) => {
     advantage: i % 2 ? 1 : -1,
   };
 });
-const grpoTimes: Timing[] = [];
-for (let r = 0; r < repeats; r++) grpoTimes.push(await timeAsync(() => grpo.step(grpoBatch, grpoLoss())));
-const grpoRate = rateOf(tokens, grpoTimes);
-const grpoGflops = scale(grpoRate, (flopsPerTrainToken + (2 * flopsPerTrainToken) / 6) / 1e9);
-console.log(
-  `training (GRPO incl. reference forward): ${fmt(grpoRate.wall)} tokens/s (${fmt(grpoRate.cpu)} per CPU-second), ${fmt(tokens / grpoRate.wall, 2)} s/step, ~${fmt(grpoGflops.wall, 2)} GFLOP/s = ${ofCeilings(grpoGflops)}`,
-);
+const grpoFlopsPerToken = flopsPerTrainToken + (2 * flopsPerTrainToken) / 6;
 
-// The same two steps on the gradient workers, as `seal pretrain` and `seal train` run them (two by
-// default): the figure to hold against the native ceiling on two threads. The first step, which
-// starts the workers, is not timed.
-for (const [label, make, steps, flops] of [
-  [
-    'supervised',
-    () => new Trainer(model.clone(), { lr: 1e-4, workers: poolWorkers }),
-    (t: Trainer) => t.step(supBatch, crossEntropy),
-    flopsPerTrainToken,
-  ],
-  [
-    'GRPO incl. reference forward',
-    () => new Trainer(model.clone(), { lr: 1e-5, workers: poolWorkers }, reference),
-    (t: Trainer) => t.step(grpoBatch, grpoLoss()),
-    flopsPerTrainToken + (2 * flopsPerTrainToken) / 6,
-  ],
-  [
-    'GRPO, groups of 8 sharing a prompt of 3/4 of the sequence',
-    () => new Trainer(model.clone(), { lr: 1e-5, workers: poolWorkers }, reference),
-    (t: Trainer) => t.step(sharedBatch, grpoLoss()),
-    flopsPerTrainToken + (2 * flopsPerTrainToken) / 6,
-  ],
-] as const) {
-  const trainer = make();
-  await steps(trainer);
-  const times: Timing[] = [];
-  for (let r = 0; r < repeats; r++) times.push(await timeAsync(() => steps(trainer)));
-  await trainer.close();
-  const rate = rateOf(tokens, times);
-  const g = scale(rate, flops / 1e9);
+// Training on each kernels this machine has: WebAssembly always, native when onnxruntime-node
+// loads (src/policy/embedded/native-ops.ts). Every trainer starts from the same weights.
+const nativeKernels = nativeOps();
+if (typeof nativeKernels === 'string') console.log(`native kernels: ${nativeKernels}`);
+const kernelsHere: Kernels[] = typeof nativeKernels === 'string' ? ['wasm'] : ['wasm', 'native'];
+/** supervised training tokens/s on one thread, per kernels */
+const supervisedRate = new Map<Kernels, Rate>();
+for (const kernels of kernelsHere) {
+  const on = (m: Gpt) => m.clone().withKernels(kernels);
+  const oneThread = async (trainer: Trainer, run: (t: Trainer) => Promise<unknown>): Promise<Rate> => {
+    const times: Timing[] = [];
+    for (let r = 0; r < repeats; r++) times.push(await timeAsync(() => run(trainer)));
+    return rateOf(tokens, times);
+  };
+  const train = await oneThread(new Trainer(on(model), { lr: 1e-4 }), (t) => t.step(supBatch, crossEntropy));
+  supervisedRate.set(kernels, train);
+  const trainGflops = scale(train, flopsPerTrainToken / 1e9);
   console.log(
-    `training (${label}) on ${poolWorkers} gradient workers: ${fmt(rate.wall)} tokens/s (${fmt(rate.wall / (label === 'supervised' ? train.wall : grpoRate.wall), 2)}x one thread), ~${fmt(g.wall, 2)} GFLOP/s = ${ofCeilings(g)}`,
+    `training [${kernels}] (supervised, fwd+bwd+Adam): ${fmt(train.wall)} tokens/s (${fmt(train.cpu)} per CPU-second), ${fmt(tokens / train.wall, 2)} s/step, ~${fmt(trainGflops.wall, 2)} GFLOP/s = ${ofCeilings(trainGflops)}`,
   );
+  const grpoRate = await oneThread(new Trainer(on(model), { lr: 1e-5 }, on(reference)), (t) =>
+    t.step(grpoBatch, grpoLoss()),
+  );
+  const grpoGflops = scale(grpoRate, grpoFlopsPerToken / 1e9);
+  console.log(
+    `training [${kernels}] (GRPO incl. reference forward): ${fmt(grpoRate.wall)} tokens/s (${fmt(grpoRate.cpu)} per CPU-second), ${fmt(tokens / grpoRate.wall, 2)} s/step, ~${fmt(grpoGflops.wall, 2)} GFLOP/s = ${ofCeilings(grpoGflops)}`,
+  );
+
+  // The same steps on the gradient workers, as `seal pretrain` and `seal train` run them (two by
+  // default): the figure to hold against the native ceiling on two threads. The first step, which
+  // starts the workers, is not timed.
+  for (const [label, make, steps, flops, single] of [
+    [
+      'supervised',
+      () => new Trainer(on(model), { lr: 1e-4, workers: poolWorkers }),
+      (t: Trainer) => t.step(supBatch, crossEntropy),
+      flopsPerTrainToken,
+      train,
+    ],
+    [
+      'GRPO incl. reference forward',
+      () => new Trainer(on(model), { lr: 1e-5, workers: poolWorkers }, on(reference)),
+      (t: Trainer) => t.step(grpoBatch, grpoLoss()),
+      grpoFlopsPerToken,
+      grpoRate,
+    ],
+    [
+      'GRPO, groups of 8 sharing a prompt of 3/4 of the sequence',
+      () => new Trainer(on(model), { lr: 1e-5, workers: poolWorkers }, on(reference)),
+      (t: Trainer) => t.step(sharedBatch, grpoLoss()),
+      grpoFlopsPerToken,
+      grpoRate,
+    ],
+  ] as const) {
+    const trainer = make();
+    await steps(trainer);
+    const rate = await oneThread(trainer, steps);
+    await trainer.close();
+    const g = scale(rate, flops / 1e9);
+    console.log(
+      `training [${kernels}] (${label}) on ${poolWorkers} gradient workers: ${fmt(rate.wall)} tokens/s (${fmt(rate.wall / single.wall, 2)}x one thread), ~${fmt(g.wall, 2)} GFLOP/s = ${ofCeilings(g)}`,
+    );
+  }
 }
 
 const prompt = Array.from({ length: promptLen }, () => rng.nextU32() % vocab);
@@ -333,7 +348,7 @@ console.log(
   );
 }
 console.log(
-  `ratios: batched sampled/training tokens = ${fmt(grouped.wall / train.wall, 2)}; sampled/training tokens = ${fmt(sampled.wall / train.wall, 2)}`,
+  `ratios: batched sampled/training tokens = ${fmt(grouped.wall / supervisedRate.get('wasm')!.wall, 2)}; sampled/training tokens = ${fmt(sampled.wall / supervisedRate.get('wasm')!.wall, 2)} (training on one thread, wasm kernels)`,
 );
 
 // --- a round of rollouts ------------------------------------------------------------------------

@@ -3,11 +3,12 @@
  * never a dependency: its install script fetches GPU libraries from outside the npm registry on
  * Linux x64, while the CPU library it needs here ships inside the npm package, so
  *
- *   npm install --no-save --ignore-scripts onnxruntime-node
+ *   npm install --no-save --ignore-scripts onnxruntime-node@1.30
  *
  * installs what this measurement uses without running that script (and without touching
  * package.json or the lock file).
  */
+import { matmulModel } from '../src/policy/embedded/onnx-model.js';
 
 /** the slice of onnxruntime-node's API used here */
 interface Ort {
@@ -20,8 +21,6 @@ interface Ort {
   };
 }
 
-export const NATIVE_INSTALL_HINT = 'npm install --no-save --ignore-scripts onnxruntime-node';
-
 export async function loadOrt(): Promise<Ort | undefined> {
   const name = 'onnxruntime-node'; // a variable, so the type checker does not look for the package
   try {
@@ -29,44 +28,6 @@ export async function loadOrt(): Promise<Ort | undefined> {
   } catch {
     return undefined;
   }
-}
-
-// --- a minimal ONNX protobuf writer: just enough for one MatMul node -------------------------------
-
-function varint(n: number): number[] {
-  const out: number[] = [];
-  let v = n;
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return out;
-}
-const field = (no: number, wire: number) => varint(no * 8 + wire);
-const int = (no: number, v: number) => [...field(no, 0), ...varint(v)];
-const bytes = (no: number, b: number[]) => [...field(no, 2), ...varint(b.length), ...b];
-const str = (no: number, s: string) => bytes(no, [...new TextEncoder().encode(s)]);
-
-/** ValueInfoProto of a float tensor with the given dims */
-function tensorInfo(name: string, dims: number[]): number[] {
-  const shape = dims.flatMap((d) => bytes(1, int(1, d)));
-  const tensorType = [...int(1, 1 /* FLOAT */), ...bytes(2, shape)];
-  return [...str(1, name), ...bytes(2, bytes(1, tensorType))];
-}
-
-/** a model computing C[M,N] = A[M,K] @ B[K,N] */
-function matmulModel(M: number, K: number, N: number): Uint8Array {
-  const node = [...str(1, 'A'), ...str(1, 'B'), ...str(2, 'C'), ...str(4, 'MatMul')];
-  const graph = [
-    ...bytes(1, node),
-    ...str(2, 'matmul'),
-    ...bytes(11, tensorInfo('A', [M, K])),
-    ...bytes(11, tensorInfo('B', [K, N])),
-    ...bytes(12, tensorInfo('C', [M, N])),
-  ];
-  const opset = [...str(1, ''), ...int(2, 13)];
-  return Uint8Array.from([...int(1, 8), ...bytes(8, opset), ...bytes(7, graph)]);
 }
 
 /**

@@ -5,7 +5,7 @@
  * the share of the rounds' wall time in sampling, environment + diagnosis, and learning (over the
  * rounds together; the first round, which starts the thread pools, is reported apart).
  *
- *   npx tsx bench/train-round.ts [--rounds 4] [--method seal]
+ *   npx tsx bench/train-round.ts [--rounds 4] [--method seal] [--kernels auto|wasm|native]
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ const { config, overrides } = resolveConfig(undefined, {
   evalFinal: false,
   validateEvery: 0,
   ...(args.includes('--sampler-workers') ? { samplerWorkers: Number(opt('--sampler-workers', '2')) } : {}),
+  ...(args.includes('--kernels') ? { kernels: opt('--kernels', 'auto') as never } : {}),
 });
 const out = join(mkdtempSync(join(tmpdir(), 'seal-bench-train-')), 'run');
 const records: import('../src/train/record.js').RoundRecord[] = [];

@@ -29,6 +29,7 @@ export async function runPretrainCommand(
     ...given,
     outDir: out,
     workers: given.workers ?? PRETRAIN_DEFAULTS.workers,
+    kernels: given.kernels ?? PRETRAIN_DEFAULTS.kernels,
     log: (line) => {
       // every step is in training.log.jsonl; the terminal gets a line every few seconds, and every
       // checkpoint's held-out score

@@ -71,6 +71,8 @@ export interface RunManifest {
     /** present and true when src/, bin/ or package.json differed from the commit `git` */
     readonly dirty?: boolean;
     readonly kernels?: string;
+    /** the kernels training ran on (`--kernels` as resolved on the machine), when not wasm */
+    readonly trainingKernels?: string;
   };
   readonly base: {
     /** checkpoint directory as given, and the sha256 of its weights */

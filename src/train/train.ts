@@ -15,6 +15,7 @@ import { EmbeddedLearner } from '../learner/embedded/learner.js';
 import type { Learner } from '../learner/learner.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoint.js';
 import { FUSED } from '../policy/embedded/kernels/fma.js';
+import { type Kernels, resolveKernels } from '../policy/embedded/ops.js';
 import { writeJsonAtomic } from '../util/files.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
@@ -42,7 +43,8 @@ export interface TrainOutcome {
  */
 const KERNELS = `${FUSED ? 'wasm-simd-fma' : 'wasm-simd'}-r2`;
 
-function codeVersion(): RunManifest['code'] {
+function codeVersion(trainingKernels: string): RunManifest['code'] {
+  const kernels = { kernels: KERNELS, ...(trainingKernels !== 'wasm' ? { trainingKernels } : {}) };
   const root = new URL('../../', import.meta.url);
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
   try {
@@ -53,19 +55,20 @@ function codeVersion(): RunManifest['code'] {
     const git = gitOut('rev-parse', 'HEAD');
     // A commit alone does not name the code when the sources were edited after it.
     const dirty = gitOut('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '';
-    return { version: pkg.version, git, ...(dirty ? { dirty } : {}), kernels: KERNELS };
+    return { version: pkg.version, git, ...(dirty ? { dirty } : {}), ...kernels };
   } catch {
-    return { version: pkg.version, kernels: KERNELS };
+    return { version: pkg.version, ...kernels };
   }
 }
 
 const checkpointOf = (c: TrainConfig) => resolve(c.checkpoint ?? BASE_CHECKPOINT_DIR);
 
-function openLearner(run: RunFolder, c: TrainConfig, resumeFrom?: string): EmbeddedLearner {
+function openLearner(run: RunFolder, c: TrainConfig, kernels: Kernels, resumeFrom?: string): EmbeddedLearner {
   return EmbeddedLearner.open(
     checkpointOf(c),
     {
       gradientWorkers: c.gradientWorkers,
+      kernels,
       samplerWorkers: c.samplerWorkers,
       samplerDir: run.path('sampler'),
       name: `embedded:${run.dir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'run'}`,
@@ -180,6 +183,7 @@ export async function startTraining(
 ): Promise<TrainOutcome> {
   const run = new RunFolder(outDir);
   const base = loadCheckpoint(checkpointOf(c));
+  const kernels = resolveKernels(c.kernels);
   run.create({
     format: RUN_FORMAT,
     version: RUN_VERSION,
@@ -189,7 +193,7 @@ export async function startTraining(
     config: c,
     overrides,
     command,
-    code: codeVersion(),
+    code: codeVersion(kernels.label),
     base: {
       checkpoint: c.checkpoint ?? 'checkpoints/embedded-base (shipped)',
       modelSha256: base.config.modelSha256,
@@ -203,7 +207,7 @@ export async function startTraining(
     sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
     started: new Date().toISOString(),
   });
-  const learner = openLearner(run, c);
+  const learner = openLearner(run, c, kernels.kernels);
   try {
     return await runToEnd(run, c, data, learner, hooks);
   } finally {
@@ -234,7 +238,19 @@ export async function resumeTraining(
       `${dir} started from another base checkpoint (sha256 differs); it cannot continue from this one`,
     );
   if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
-  const learner = openLearner(run, c, state?.checkpoint ? run.path(state.checkpoint) : undefined);
+  // runs recorded before the setting existed trained on wasm
+  const kernels = resolveKernels(c.kernels ?? 'wasm');
+  const before = manifest.code.trainingKernels ?? 'wasm';
+  if (kernels.label !== before)
+    hooks.log(
+      `training continues on ${kernels.label} kernels (it ran on ${before}): updates differ at rounding level`,
+    );
+  const learner = openLearner(
+    run,
+    c,
+    kernels.kernels,
+    state?.checkpoint ? run.path(state.checkpoint) : undefined,
+  );
   try {
     return await runToEnd(run, c, data(c), learner, hooks);
   } finally {

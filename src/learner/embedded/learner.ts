@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCheckpoint, MODEL_FILE, sha256Hex, TOKENIZER_FILE } from '../../policy/embedded/checkpoint.js';
-import type { Gpt } from '../../policy/embedded/model.js';
+import type { Gpt, Kernels } from '../../policy/embedded/model.js';
 import { EmbeddedPolicy } from '../../policy/embedded/policy.js';
 import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../../policy/embedded/pool.js';
 import type { Tokenizer } from '../../policy/embedded/tokenizer.js';
@@ -35,6 +35,8 @@ export const OPTIMIZER_FILE = 'optimizer.bin';
 export interface EmbeddedLearnerOptions {
   /** gradient worker threads (1: this thread) */
   readonly gradientWorkers: number;
+  /** the float32 kernels of training, default wasm (sampling always runs wasm) */
+  readonly kernels?: Kernels;
   /** sampler threads of `samplingPolicy` (1: this thread) */
   readonly samplerWorkers: number;
   /** where `samplingPolicy` writes the current weights for the sampler threads */
@@ -65,7 +67,11 @@ export class EmbeddedLearner implements Learner {
     private readonly opts: EmbeddedLearnerOptions,
   ) {
     // the learning rate and the clip come with each optimStep
-    this.trainer = new Trainer(model, { lr: 0, workers: opts.gradientWorkers }, reference);
+    this.trainer = new Trainer(
+      model,
+      { lr: 0, workers: opts.gradientWorkers, kernels: opts.kernels ?? 'wasm' },
+      reference,
+    );
   }
 
   /**

@@ -13,7 +13,14 @@
  * Any failure (an exception in a worker, a worker exiting) terminates every thread of the pool and
  * rejects the call; the pool is then closed.
  */
-import { type Arr, allocate, type DType, Gpt, type GptConfig } from '../../policy/embedded/model.js';
+import {
+  type Arr,
+  allocate,
+  type DType,
+  Gpt,
+  type GptConfig,
+  type Kernels,
+} from '../../policy/embedded/model.js';
 import { ThreadPool } from '../../util/thread-pool.js';
 import { addSums, type Loss, type LossSpec, type LossSums, type TokenSequence } from './losses.js';
 import { eachAlone, type PromptGroup } from './shared-prompts.js';
@@ -22,6 +29,7 @@ import { eachAlone, type PromptGroup } from './shared-prompts.js';
 export interface GradientWorkerData {
   readonly config: GptConfig;
   readonly dtype: DType;
+  readonly kernels: Kernels;
   readonly params: SharedView;
   readonly grads: SharedView;
   /** the frozen reference of GRPO's KL term, when the pool has one */
@@ -58,7 +66,7 @@ export function sharedArray(dtype: DType, n: number): Arr {
 export function sharedModel(model: Gpt): Gpt {
   const p = sharedArray(model.dtype, model.numParams);
   p.set(model.params);
-  return new Gpt(model.config, p, model.dtype);
+  return new Gpt(model.config, p, model.dtype, model.kernels);
 }
 
 /**
@@ -121,6 +129,8 @@ export interface GradientPoolOptions {
   readonly workers?: number;
   /** GRPO's frozen reference weights (shared memory, the same layout), for the KL term */
   readonly reference?: Arr;
+  /** the float32 kernels each worker's models run; default wasm */
+  readonly kernels?: Kernels;
 }
 
 export class GradientPool {
@@ -161,6 +171,7 @@ export class GradientPool {
       workerData: grads.map((g) => ({
         config,
         dtype,
+        kernels: opts.kernels ?? 'wasm',
         params: view(params),
         grads: view(g),
         ...(reference ? { reference: view(reference) } : {}),
@@ -276,6 +287,7 @@ export class LazyGradientPool {
       const reference = this.reference ? sharedModel(this.reference).params : undefined;
       this.pool = GradientPool.start(this.model.config, params, {
         workers: this.workers,
+        kernels: this.model.kernels,
         ...(reference ? { reference } : {}),
       });
     }

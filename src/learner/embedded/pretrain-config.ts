@@ -13,6 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { GptConfig } from '../../policy/embedded/model.js';
+import { KERNELS_HELP } from '../../policy/embedded/ops.js';
 import { flagOf, type Layer, Settings, SettingsError } from '../../util/settings.js';
 
 /**
@@ -113,6 +114,11 @@ export const PRETRAIN_SCHEMA = z
       .default(Math.min(2, cpus))
       .describe('gradient worker threads (results differ by float rounding only)')
       .register(WRITTEN, never),
+    kernels: z
+      .enum(['auto', 'wasm', 'native'])
+      .default('auto')
+      .describe(KERNELS_HELP)
+      .register(WRITTEN, never),
   })
   .strict();
 
@@ -141,6 +147,7 @@ export const RUN_KEYS = [
   'saveEvery',
   'heldOut',
   'workers',
+  'kernels',
 ] as const satisfies readonly PretrainKey[];
 type RunKey = (typeof RUN_KEYS)[number];
 type SettingKey = Exclude<PretrainKey, ModelKey | RunKey>;
@@ -162,7 +169,8 @@ export type PretrainSettings = Pick<PretrainConfig, SettingKey> & {
 /**
  * The options of `pretrain()`: any key of the schema but the model's, whose shape is `config`
  * (a model config, as a checkpoint stores it). What is not given is the `init` checkpoint's, else
- * the default; `workers` alone defaults to 1 (this thread) rather than the command's default.
+ * the default; `workers` alone defaults to 1 (this thread) and `kernels` to wasm rather than the
+ * command's defaults.
  */
 export type PretrainOptions = Partial<Omit<PretrainConfig, ModelKey>> & {
   readonly config?: Partial<GptConfig>;
@@ -257,10 +265,11 @@ export function resolvePretrain(o: PretrainOptions, init?: InitValues): Pretrain
     for (const k of SETTING_KEYS) if (init.settings[k] !== undefined) made[k] = init.settings[k];
     layers.push({ source: `--init ${init.dir}`, values: { ...made, ...modelKeysOf(init.model) } });
   }
-  // the worker count is the caller's: a test or a bench may use more threads than cores
+  // the worker count and the kernels are the caller's: a test or a bench may use more threads
+  // than cores, and kernels that are not installed fail when the trainer starts, saying why
   const given: Record<string, unknown> = {};
   for (const k of PRETRAIN_SETTINGS.keys)
-    if (!isModelKey(k) && k !== 'workers' && o[k] !== undefined) given[k] = o[k];
+    if (!isModelKey(k) && k !== 'workers' && k !== 'kernels' && o[k] !== undefined) given[k] = o[k];
   layers.push({ source: 'options', values: { ...given, ...modelKeysOf(o.config ?? {}) }, flags: true });
   const { config } = PRETRAIN_SETTINGS.resolve(layers);
   checkShape(config);

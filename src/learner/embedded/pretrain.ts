@@ -30,6 +30,7 @@ import {
   TOKENIZER_FILE,
 } from '../../policy/embedded/checkpoint.js';
 import { Gpt } from '../../policy/embedded/model.js';
+import { resolveKernels } from '../../policy/embedded/ops.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { UserError } from '../../util/errors.js';
@@ -297,6 +298,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   const shape = init ? init.model.config : modelOf(run);
   const settings = settingsOf(run, shape, init && { modelSha256: init.modelSha256 });
   const { steps, saveEvery } = run;
+  const kernels = resolveKernels(o.kernels ?? 'wasm');
   const log = o.log ?? (() => {});
   const command = o.command ?? pretrainCommand(run, o.outDir);
   mkdirSync(o.outDir, { recursive: true });
@@ -375,11 +377,13 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   log(
     `demonstrations ${data.demonstrations} (cues ${data.cues}, recoveries ${data.recoveries}); sequences ${data.sequences}, truncated ${data.truncated}, skipped ${data.skipped}, mean ${data.meanTokens} tokens`,
   );
+  log(`training on ${workers} thread${workers === 1 ? '' : 's'}, ${kernels.label} kernels`);
 
   const trainer = new Trainer(model, {
     lr: settings.lr,
     maxGradNorm: settings.maxGradNorm,
     workers,
+    kernels: kernels.kernels,
   });
   if (optimizerState) {
     try {

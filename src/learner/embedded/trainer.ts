@@ -9,7 +9,7 @@
  * share is summed in worker order (see parallel.ts), which differs from one worker by float
  * rounding only.
  */
-import { type Arr, type Gpt, withWeightsPinned } from '../../policy/embedded/model.js';
+import { type Arr, type Gpt, type Kernels, withWeightsPinned } from '../../policy/embedded/model.js';
 import { type Loss, type LossSums, lossAndGrad, type TokenSequence } from './losses.js';
 import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
 import { LazyGradientPool } from './parallel.js';
@@ -19,6 +19,11 @@ export interface TrainerOptions extends AdamOptions {
   readonly maxGradNorm?: number;
   /** threads computing the gradient (data parallel, see parallel.ts); default 1, this thread */
   readonly workers?: number;
+  /**
+   * the float32 kernels the gradient is computed on (default the model's): the model's weights
+   * are read and updated in place either way
+   */
+  readonly kernels?: Kernels;
 }
 
 export class Trainer {
@@ -27,6 +32,8 @@ export class Trainer {
   /** the gradient accumulated since the last optimiser step */
   private readonly grads: Arr;
   private readonly pool: LazyGradientPool;
+  /** the model and reference the gradient is computed with: the same weights, on `opts.kernels` */
+  private readonly compute: { readonly model: Gpt; readonly reference: Gpt | null };
   /** loss tokens behind the accumulated gradient: none, and a step leaves Adam untouched */
   private pending = 0;
 
@@ -41,7 +48,9 @@ export class Trainer {
     this.workers = Math.max(1, Math.floor(opts.workers ?? 1));
     this.optimizer = new Adam(model.numParams, opts);
     this.grads = model.zerosLike();
-    this.pool = new LazyGradientPool(model, this.workers, reference);
+    const kernels = opts.kernels ?? model.kernels;
+    this.compute = { model: model.withKernels(kernels), reference: reference?.withKernels(kernels) ?? null };
+    this.pool = new LazyGradientPool(this.compute.model, this.workers, this.compute.reference);
   }
 
   /** The statistics of `batch` under `loss`; its gradient is added to the accumulated one. */
@@ -56,7 +65,7 @@ export class Trainer {
       const g = this.grads;
       for (let i = 0; i < g.length; i++) g[i] = g[i]! + pool.grads[i]!;
     } else {
-      const [model, reference] = [this.model, this.reference];
+      const { model, reference } = this.compute;
       stats = withWeightsPinned([model, reference], () =>
         lossAndGrad(loss, model, reference, batch, this.grads),
       );

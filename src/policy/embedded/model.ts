@@ -21,12 +21,12 @@ import {
   tensorViews,
 } from './config.js';
 import { type BlockActs, type HeadActs, Layers, previousIds } from './layers.js';
-import { type Arr, allocate, type DType, type Ops, opsFor } from './ops.js';
+import { type Arr, allocate, type DType, type Kernels, type Ops, opsFor } from './ops.js';
 import { decodeWeights, encodeWeights } from './weights-file.js';
 
 export type { GptConfig, ParamLayout, ParamSpec } from './config.js';
 export { paramLayout, validateConfig } from './config.js';
-export { type Arr, allocate, type DType } from './ops.js';
+export { type Arr, allocate, type DType, type Kernels } from './ops.js';
 
 interface LayerCache extends BlockActs {
   /** the rows attention read [P + T, 3D]: the prefix's, then these (`qkv` is a view of its end) */
@@ -84,6 +84,8 @@ export interface ForwardResult {
 export class Gpt {
   readonly config: GptConfig;
   readonly dtype: DType;
+  /** the float32 kernels it runs (float64 models run the reference loops whatever this says) */
+  readonly kernels: Kernels;
   readonly layout: ParamLayout;
   readonly params: Arr;
   /**
@@ -97,10 +99,11 @@ export class Gpt {
   /** attention probabilities and keys/values kept from a forward pass to its backward pass */
   private readonly scratch: BufferPool;
 
-  constructor(config: GptConfig, params?: Arr, dtype: DType = 'float32') {
+  constructor(config: GptConfig, params?: Arr, dtype: DType = 'float32', kernels: Kernels = 'wasm') {
     this.config = { ...config };
     this.dtype = dtype;
-    this.ops = opsFor(dtype);
+    this.kernels = kernels;
+    this.ops = opsFor(dtype, kernels);
     this.layout = paramLayout(config);
     if (params) {
       if (params.length !== this.layout.size) {
@@ -129,7 +132,12 @@ export class Gpt {
    */
   withPreviousTokenEmbedding(): Gpt {
     if (this.layout.prev >= 0) return this.clone();
-    const grown = new Gpt({ ...this.config, previousTokenEmbedding: true }, undefined, this.dtype);
+    const grown = new Gpt(
+      { ...this.config, previousTokenEmbedding: true },
+      undefined,
+      this.dtype,
+      this.kernels,
+    );
     copyByName(this.layout, this.params, grown.layout, grown.params);
     return grown;
   }
@@ -141,7 +149,15 @@ export class Gpt {
   clone(dtype: DType = this.dtype): Gpt {
     const p = allocate(dtype, this.params.length);
     p.set(this.params);
-    return new Gpt(this.config, p, dtype);
+    return new Gpt(this.config, p, dtype, this.kernels);
+  }
+
+  /**
+   * this model on other kernels: the same weights (not a copy; what one changes, the other sees)
+   * and its own scratch
+   */
+  withKernels(kernels: Kernels): Gpt {
+    return kernels === this.kernels ? this : new Gpt(this.config, this.params, this.dtype, kernels);
   }
 
   /** a zeroed array shaped like the parameters (for gradients and optimiser state) */

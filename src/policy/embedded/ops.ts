@@ -8,10 +8,24 @@
  * Matrices are row-major and dense: every operand is a view starting at its first element (a
  * weight is `params.subarray(offset, ...)`). No kernel allocates its outputs; the caller owns them.
  */
+import { UserError } from '../../util/errors.js';
+import { NATIVE_INSTALL_HINT, nativeOps } from './native-ops.js';
 import { referenceOps } from './reference-ops.js';
 import { simdOps } from './simd-ops.js';
 
 export type DType = 'float32' | 'float64';
+
+/**
+ * the kernels of a float32 model: WebAssembly SIMD (always there: sampling, and training by
+ * default) or native (onnxruntime-node's products when it is installed: native-ops.ts). Float64
+ * models always run the reference loops.
+ */
+export type Kernels = 'wasm' | 'native';
+/** a user's choice of kernels: `auto` is native when onnxruntime-node loads, else wasm */
+export type KernelsChoice = Kernels | 'auto';
+
+/** the help of every command's kernels setting */
+export const KERNELS_HELP = `float32 kernels of training: native (onnxruntime-node's matrix products, when installed: ${NATIVE_INSTALL_HINT}), wasm (WebAssembly SIMD, always there), or auto (native when it loads); they round differently, so a seed's updates differ at rounding level between them. Sampling always runs wasm`;
 export type Arr = Float32Array | Float64Array;
 
 /** a matrix product's sizes: out [m, n] from an [m, k] operand and a [k, n] one */
@@ -131,8 +145,25 @@ export interface Ops<A extends Arr = Arr> {
   pin(params: A): () => void;
 }
 
-export function opsFor(dtype: DType): Ops {
-  return dtype === 'float64' ? referenceOps : simdOps;
+export function opsFor(dtype: DType, kernels: Kernels = 'wasm'): Ops {
+  if (dtype === 'float64') return referenceOps;
+  if (kernels === 'wasm') return simdOps;
+  const native = nativeOps();
+  if (typeof native === 'string') throw new Error(`the native kernels are unavailable: ${native}`);
+  return native.ops;
+}
+
+/**
+ * The kernels a choice comes to on this machine, and what to record of them. `native` when
+ * onnxruntime-node cannot be used is an error that says why and how to install it.
+ */
+export function resolveKernels(choice: KernelsChoice): { readonly kernels: Kernels; readonly label: string } {
+  if (choice === 'wasm') return { kernels: 'wasm', label: 'wasm' };
+  const native = nativeOps();
+  if (typeof native !== 'string')
+    return { kernels: 'native', label: `native (onnxruntime-node ${native.version})` };
+  if (choice === 'auto') return { kernels: 'wasm', label: 'wasm' };
+  throw new UserError(`--kernels native: ${native}; or use --kernels wasm`);
 }
 
 export function allocate(dtype: DType, n: number): Arr {
