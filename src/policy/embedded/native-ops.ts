@@ -24,6 +24,7 @@
 import { createRequire } from 'node:module';
 import { gemmModel } from './onnx-model.js';
 import type { MatShape, Ops } from './ops.js';
+import { Pins } from './pins.js';
 import { simdOps } from './simd-ops.js';
 
 export const NATIVE_INSTALL_HINT = 'npm install --no-save --ignore-scripts onnxruntime-node@1.30';
@@ -94,10 +95,13 @@ function nativeOpsFrom(ort: OrtModules): Ops<Float32Array> {
   // The binding takes no array in shared memory, where the gradient workers' weights are: a
   // pinned array is copied once into memory of this thread's own, and its views are read there
   // (weights do not change while pinned); any other shared operand is copied for its call.
-  const pins: { readonly array: Float32Array; readonly copy: Float32Array; refs: number }[] = [];
+  const pins = new Pins((array) => ({
+    array,
+    copy: array.buffer instanceof SharedArrayBuffer ? array.slice() : array,
+  }));
   const readable = (x: Float32Array, n: number): Float32Array => {
     if (!(x.buffer instanceof SharedArrayBuffer)) return x.length === n ? x : x.subarray(0, n);
-    for (const p of pins) {
+    for (const p of pins.held) {
       const at = (x.byteOffset - p.array.byteOffset) / 4;
       if (x.buffer === p.array.buffer && at >= 0 && at + n <= p.array.length)
         return p.copy.subarray(at, at + n);
@@ -145,21 +149,7 @@ function nativeOpsFrom(ort: OrtModules): Ops<Float32Array> {
     // g [k, n] += a^T @ d, with a [m, k] and d [m, n]
     matmulTNAcc: (g, a, d, s) =>
       s.m === 0 ? undefined : gemm('TN+acc', g, a, d, null, { m: s.k, k: s.m, n: s.n }),
-    pin: (array) => {
-      let pin = pins.find((p) => p.array === array);
-      if (!pin) {
-        pin = { array, copy: array.buffer instanceof SharedArrayBuffer ? array.slice() : array, refs: 0 };
-        pins.push(pin);
-      }
-      pin.refs++;
-      const held = pin;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        if (--held.refs === 0) pins.splice(pins.indexOf(held), 1);
-      };
-    },
+    pin: (array) => pins.hold(array),
   };
 }
 

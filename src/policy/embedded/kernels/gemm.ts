@@ -19,6 +19,7 @@
  * take byte pointers and element strides; the TypeScript wrappers exported here take float offsets.
  */
 import type { MatShape } from '../ops.js';
+import { Pins } from '../pins.js';
 import { assemble, F32, Fn, I32, Op, Simd, V128 } from './asm.js';
 import { FUSED } from './fma.js';
 import { buildVmath } from './vmath.js';
@@ -848,7 +849,6 @@ export function residentFree(at: number, floats: number): void {
 interface Pin {
   readonly array: Float32Array;
   readonly at: number;
-  refs: number;
   /**
    * B operands of panel products over views of the array, packed on first use and kept until
    * the pin goes (a weight passes the same packing in every product: each sequence of a training
@@ -856,7 +856,17 @@ interface Pin {
    */
   readonly packed: Map<string, { readonly at: number; readonly floats: number }>;
 }
-const pins: Pin[] = [];
+const pins = new Pins<Pin>(
+  (array) => {
+    const pin = { array, at: residentAlloc(array.length), packed: new Map() };
+    heapView.set(array, pin.at);
+    return pin;
+  },
+  (pin) => {
+    residentFree(pin.at, pin.array.length);
+    for (const p of pin.packed.values()) residentFree(p.at, p.floats);
+  },
+);
 
 /**
  * Keeps a copy of `array` in linear memory, read by every product whose operand lies in it, until
@@ -864,28 +874,12 @@ const pins: Pin[] = [];
  * array meanwhile: the products would read the copy.
  */
 export function pinF32(array: Float32Array): () => void {
-  let pin = pins.find((p) => p.array === array);
-  if (!pin) {
-    pin = { array, at: residentAlloc(array.length), refs: 0, packed: new Map() };
-    heapView.set(array, pin.at);
-    pins.push(pin);
-  }
-  pin.refs++;
-  const held = pin;
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--held.refs > 0) return;
-    pins.splice(pins.indexOf(held), 1);
-    residentFree(held.at, held.array.length);
-    for (const p of held.packed.values()) residentFree(p.at, p.floats);
-  };
+  return pins.hold(array);
 }
 
 /** the pin x is a view of, and the float offset of x's copy, or null */
 function pinOf(x: Float32Array): { readonly pin: Pin; readonly at: number } | null {
-  for (const p of pins) {
+  for (const p of pins.held) {
     const from = p.array.byteOffset;
     if (
       x.buffer === p.array.buffer &&
