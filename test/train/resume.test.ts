@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nativeOps } from '../../src/policy/embedded/native-ops.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
 
 const TINY = [
@@ -76,6 +77,11 @@ describe('seal train: kill -9 and resume', { timeout: 600_000 }, () => {
     const a = await seal(['train', '--out', plain, ...TINY]);
     expect(a.stderr).toContain('run folder');
     expect(a.code).toBe(0);
+    // --kernels auto: the record names the native kernels when they load (CI installs them)
+    const code = JSON.parse(readFileSync(join(plain, 'run.json'), 'utf8')).code;
+    const native = nativeOps();
+    if (typeof native === 'string') expect(code.trainingKernels).toBeUndefined();
+    else expect(code.trainingKernels).toBe(`native (onnxruntime-node ${native.version})`);
 
     const child = spawn('node', [join(ROOT, 'bin', 'seal.js'), 'train', '--out', killed, ...TINY], {
       stdio: 'ignore',
