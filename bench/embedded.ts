@@ -1,7 +1,8 @@
 /**
  * Benchmark of the embedded model (TypeScript with WebAssembly SIMD kernels, one thread unless said): training
  * tokens/s (forward + backward + Adam, supervised and GRPO with a reference model; on one thread and
- * on the gradient workers), sampled tokens/s
+ * on the gradient workers; on the WebAssembly kernels, and on the native ones when onnxruntime-node
+ * loads, src/policy/embedded/native-ops.ts), sampled tokens/s
  * (one sequence, a group of 8, and a whole round of rollouts of the mini suite through the embedded
  * policy), and the GFLOP/s of the matmul kernels measured in the same run: the WASM SIMD and
  * scalar JS ones, and the native fp32 ceiling on two threads from onnxruntime-node when it is

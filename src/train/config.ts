@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { KERNELS_HELP } from '../policy/embedded/ops.js';
+import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/ops.js';
 import { type Layer, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
 
@@ -105,7 +105,7 @@ export const TRAIN_SCHEMA = z
       .default(true)
       .describe('strict evaluation of the final policy on the full test split'),
     gradientWorkers: int(1, 64).default(2).describe('gradient worker threads'),
-    kernels: z.enum(['auto', 'wasm', 'native']).default('auto').describe(KERNELS_HELP),
+    kernels: z.enum(KERNELS_CHOICES).default('auto').describe(KERNELS_HELP),
     samplerWorkers: int(1, 64).default(2).describe('sampler threads'),
   })
   .strict();

@@ -13,7 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { GptConfig } from '../../policy/embedded/model.js';
-import { KERNELS_HELP } from '../../policy/embedded/ops.js';
+import { KERNELS_CHOICES, KERNELS_HELP } from '../../policy/embedded/ops.js';
 import { flagOf, type Layer, Settings, SettingsError } from '../../util/settings.js';
 
 /**
@@ -114,11 +114,7 @@ export const PRETRAIN_SCHEMA = z
       .default(Math.min(2, cpus))
       .describe('gradient worker threads (results differ by float rounding only)')
       .register(WRITTEN, never),
-    kernels: z
-      .enum(['auto', 'wasm', 'native'])
-      .default('auto')
-      .describe(KERNELS_HELP)
-      .register(WRITTEN, never),
+    kernels: z.enum(KERNELS_CHOICES).default('auto').describe(KERNELS_HELP).register(WRITTEN, never),
   })
   .strict();
 

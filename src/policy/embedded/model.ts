@@ -5,9 +5,10 @@
  *
  * All parameters live in one flat array (`params`, laid out by config.ts); gradients use the same
  * layout, so optimisers, gradient clipping and serialisation work on one vector. The arithmetic is
- * an `Ops` object chosen from the dtype at construction: float32 models (training, sampling) run
- * the WebAssembly SIMD kernels, float64 ones (gradient checks) the reference loops those are tested
- * against. The layers themselves (layers.ts) are written once for training and decoding.
+ * an `Ops` object chosen from the dtype and kernels at construction: float32 models (training,
+ * sampling) run the WebAssembly SIMD kernels, or for training the native ones (`withKernels`),
+ * float64 ones (gradient checks) the reference loops those are tested against. The layers
+ * themselves (layers.ts) are written once for training and decoding.
  */
 
 import { BufferPool } from './buffer-pool.js';

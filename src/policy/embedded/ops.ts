@@ -1,9 +1,11 @@
 /**
  * The arithmetic a model runs on, as one interface, so that the model is written once and a backend
  * is one object: the float64 reference kernels (reference-ops.ts, plain JavaScript, what the
- * gradient checks differentiate) and the float32 WebAssembly SIMD kernels (simd-ops.ts, what
- * training and sampling run, tested against the reference). A model takes its object once, from
- * its dtype, so no kernel call asks what type its arrays are.
+ * gradient checks differentiate), the float32 WebAssembly SIMD kernels (simd-ops.ts, what sampling
+ * and by default training run) and the float32 native ones (native-ops.ts: onnxruntime's matrix
+ * products, the rest WebAssembly; training only, when installed), both tested against the
+ * reference. A model takes its object once, from its dtype and kernels, so no kernel call asks
+ * what type its arrays are.
  *
  * Matrices are row-major and dense: every operand is a view starting at its first element (a
  * weight is `params.subarray(offset, ...)`). No kernel allocates its outputs; the caller owns them.
@@ -14,6 +16,7 @@ import { referenceOps } from './reference-ops.js';
 import { simdOps } from './simd-ops.js';
 
 export type DType = 'float32' | 'float64';
+export type Arr = Float32Array | Float64Array;
 
 /**
  * the kernels of a float32 model: WebAssembly SIMD (always there: sampling, and training by
@@ -21,12 +24,12 @@ export type DType = 'float32' | 'float64';
  * models always run the reference loops.
  */
 export type Kernels = 'wasm' | 'native';
-/** a user's choice of kernels: `auto` is native when onnxruntime-node loads, else wasm */
-export type KernelsChoice = Kernels | 'auto';
+/** a user's choices of kernels (the `kernels` setting): `auto` is native when onnxruntime-node loads, else wasm */
+export const KERNELS_CHOICES = ['auto', 'wasm', 'native'] as const;
+export type KernelsChoice = (typeof KERNELS_CHOICES)[number];
 
 /** the help of every command's kernels setting */
 export const KERNELS_HELP = `float32 kernels of training: native (onnxruntime-node's matrix products, when installed: ${NATIVE_INSTALL_HINT}), wasm (WebAssembly SIMD, always there), or auto (native when it loads); they round differently, so a seed's updates differ at rounding level between them. Sampling always runs wasm`;
-export type Arr = Float32Array | Float64Array;
 
 /** a matrix product's sizes: out [m, n] from an [m, k] operand and a [k, n] one */
 export interface MatShape {
