@@ -207,6 +207,7 @@ export async function startTraining(
     sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
     started: new Date().toISOString(),
   });
+  hooks.log(`training on ${kernels.label} kernels (--kernels ${c.kernels})`);
   const learner = openLearner(run, c, kernels.kernels);
   try {
     return await runToEnd(run, c, data, learner, hooks);
