@@ -93,12 +93,11 @@ function nativeOpsFrom(ort: OrtModules): Ops<Float32Array> {
     return s;
   };
   // The binding takes no array in shared memory, where the gradient workers' weights are: a
-  // pinned array is copied once into memory of this thread's own, and its views are read there
-  // (weights do not change while pinned); any other shared operand is copied for its call.
-  const pins = new Pins((array) => ({
-    array,
-    copy: array.buffer instanceof SharedArrayBuffer ? array.slice() : array,
-  }));
+  // pinned shared array is copied once into memory of this thread's own, and its views are read
+  // there (weights do not change while pinned); any other shared operand is copied for its call.
+  // Other arrays are read where they are, pinned or not.
+  const pins = new Pins((array) => ({ array, copy: array.slice() }));
+  const unpinned = () => {};
   const readable = (x: Float32Array, n: number): Float32Array => {
     if (!(x.buffer instanceof SharedArrayBuffer)) return x.length === n ? x : x.subarray(0, n);
     for (const p of pins.held) {
@@ -149,7 +148,7 @@ function nativeOpsFrom(ort: OrtModules): Ops<Float32Array> {
     // g [k, n] += a^T @ d, with a [m, k] and d [m, n]
     matmulTNAcc: (g, a, d, s) =>
       s.m === 0 ? undefined : gemm('TN+acc', g, a, d, null, { m: s.k, k: s.m, n: s.n }),
-    pin: (array) => pins.hold(array),
+    pin: (array) => (array.buffer instanceof SharedArrayBuffer ? pins.hold(array) : unpinned),
   };
 }
 
