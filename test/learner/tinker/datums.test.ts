@@ -1,0 +1,352 @@
+/**
+ * The learning math of the Tinker learner: the datums it sends, taken under Tinker's own loss
+ * definitions (sums over tokens; test/support/tinkerLoss.ts), give the embedded learner's gradient
+ * on the same rollouts. Checked on the shipped embedded checkpoint (in float64, so float tolerance
+ * is tight) with rollouts the embedded policy plays on the mini suite, as `seal train` plays them.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatAdapter } from '../../../src/agent/formats/index.js';
+import { rollout } from '../../../src/agent/rollout.js';
+import { CallRecorder } from '../../../src/agent/trajectory.js';
+import { loadMiniSuite, mixSeed } from '../../../src/envs/mini/index.js';
+import { EmbeddedLearner } from '../../../src/learner/embedded/learner.js';
+import {
+  crossEntropyLoss,
+  type GrpoSequence,
+  grpoLoss,
+  lossAndGrad,
+  sequenceLogprobs,
+} from '../../../src/learner/embedded/losses.js';
+import type { PpoLoss, SupervisedDatum, TrainingDatum } from '../../../src/learner/learner.js';
+import {
+  chunkDatums,
+  klAdvantage,
+  policyDatums,
+  supervisedDatums,
+  TinkerDatumError,
+  trainedTokens,
+} from '../../../src/learner/tinker/datums.js';
+import { crossEntropyStats, policyStats } from '../../../src/learner/tinker/stats.js';
+import { loadCheckpoint } from '../../../src/policy/embedded/checkpoint.js';
+import type { Gpt } from '../../../src/policy/embedded/model.js';
+import { Rng } from '../../../src/policy/embedded/rng.js';
+import { anchorData } from '../../../src/train/anchor.js';
+import { RolloutSampler } from '../../../src/train/sampler.js';
+import { aggregateRollouts, type LossAggregation, packSteps } from '../../../src/train/sequences.js';
+import { tinkerForwardBackward } from '../../support/tinkerLoss.js';
+
+const CHECKPOINT = 'checkpoints/embedded-base';
+
+/** what the embedded learner hands its loss (learner/embedded/learner.ts) */
+const toSequence = (d: TrainingDatum): GrpoSequence => ({
+  tokens: d.tokens,
+  lossMask: d.weights,
+  oldLogprobs: d.samplingLogprobs,
+  advantage: d.advantages,
+});
+
+/** the embedded learner's loss and gradient of one forwardBackward(data, loss) */
+function embeddedPass(model: Gpt, reference: Gpt | null, data: readonly TrainingDatum[], loss: PpoLoss) {
+  const grads = model.zerosLike();
+  const stats = lossAndGrad(grpoLoss(loss), model, reference, data.map(toSequence), grads);
+  return { stats, grads };
+}
+
+/** Tinker's summed loss and gradient over forward_backward calls accumulated before one step */
+function tinkerPass(model: Gpt, inputs: Parameters<typeof tinkerForwardBackward>[1][]) {
+  const grads = model.zerosLike();
+  let loss = 0;
+  const logprobs: number[][] = [];
+  for (const input of inputs) {
+    const r = tinkerForwardBackward(model, input, grads);
+    loss += r.loss;
+    logprobs.push(...r.logprobs);
+  }
+  return { loss, logprobs, grads };
+}
+
+/** max |a - b| relative to max |a| */
+function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let d = 0;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    d = Math.max(d, Math.abs(a[i]! - b[i]!));
+    m = Math.max(m, Math.abs(a[i]!));
+  }
+  return m === 0 ? d : d / m;
+}
+
+function norm(a: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * a[i]!;
+  return Math.sqrt(s);
+}
+
+const TOL = 1e-9;
+
+describe('Tinker datums: worked example', () => {
+  // two rollouts: one sequence of tokens 5 6 | 7 8 (prompt | completion, advantage 0.5), one of
+  // 5 6 | 9 (advantage -1). N = 3 trained tokens. token-mean: A / 3. rollout-mean: aggregateRollouts
+  // scales rollout i by N / (R n_i): 3 / (2 x 2) = 0.75 and 3 / (2 x 1) = 1.5, then / 3.
+  const a: TrainingDatum = {
+    tokens: [5, 6, 7, 8],
+    weights: [0, 0, 1, 1],
+    samplingLogprobs: [0, 0, -0.25, -1],
+    advantages: [0, 0, 0.5, 0.5],
+  };
+  const b: TrainingDatum = { tokens: [5, 6, 9], weights: [0, 0, 1], samplingLogprobs: [0, 0, -2], advantages: [0, 0, -1] };
+  const loss: PpoLoss = { clipEps: 0.2, klCoef: 0, temperature: 1 };
+
+  it('shifts tokens, zeroes prompt targets and divides by the batch tokens (token-mean)', () => {
+    const out = policyDatums(aggregateRollouts([[a], [b]], 'token-mean'), loss);
+    expect(out.loss_fn).toBe('ppo');
+    expect(out.loss_fn_config).toEqual({ clip_low_threshold: 0.8, clip_high_threshold: 1.2 });
+    expect(out.data).toHaveLength(2);
+    const [da, db] = out.data;
+    expect(da!.model_input.chunks).toEqual([{ type: 'encoded_text', tokens: [5, 6, 7] }]);
+    expect(da!.loss_fn_inputs.target_tokens).toEqual({ data: [6, 7, 8], dtype: 'int64', shape: [3] });
+    expect(da!.loss_fn_inputs.logprobs).toEqual({ data: [0, -0.25, -1], dtype: 'float32', shape: [3] });
+    expect(da!.loss_fn_inputs.advantages!.data).toEqual([0, 0.5 / 3, 0.5 / 3]);
+    expect(da!.loss_fn_inputs.weights).toBeUndefined();
+    expect(db!.model_input.chunks[0].tokens).toEqual([5, 6]);
+    expect(db!.loss_fn_inputs.target_tokens.data).toEqual([6, 9]);
+    expect(db!.loss_fn_inputs.advantages!.data).toEqual([0, -1 / 3]);
+  });
+
+  it('folds rollout-mean into the advantages: each rollout weighs the same', () => {
+    const out = policyDatums(aggregateRollouts([[a], [b]], 'rollout-mean'), loss);
+    const [da, db] = out.data.map((d) => d.loss_fn_inputs.advantages!.data);
+    expect(da![1]).toBeCloseTo(0.125, 15); // 0.5 x 0.75 / 3
+    expect(da![2]).toBeCloseTo(0.125, 15);
+    expect(db![1]).toBeCloseTo(-0.5, 15); // -1 x 1.5 / 3
+    // each rollout's summed |advantage| is 1/R of the whole: rollouts weigh the same
+    expect(da![1]! + da![2]!).toBeCloseTo(-db![1]! / 2, 15);
+  });
+
+  it('sends a 0/1 mask as weights when asked, and unclipped importance sampling', () => {
+    const out = policyDatums([a, b], loss, { mask: true, lossFn: 'importance_sampling' });
+    expect(out.loss_fn).toBe('importance_sampling');
+    expect(out.loss_fn_config).toBeUndefined();
+    expect(out.data[0]!.loss_fn_inputs.weights!.data).toEqual([0, 1, 1]);
+    expect(out.data[1]!.loss_fn_inputs.weights!.data).toEqual([0, 1]);
+  });
+
+  it('folds the k3 KL into the advantages from the base logprobs', () => {
+    // q = -0.25, base -0.75: 0.1 x (e^-0.5 - 1) = -0.039346934; q = -1, base -0.5: 0.1 x (e^0.5 - 1)
+    expect(klAdvantage(-0.25, -0.75, 0.1)).toBeCloseTo(-0.0393469340287367, 15);
+    expect(klAdvantage(-1, -0.5, 0.1)).toBeCloseTo(0.0648721270700128, 15);
+    // to first order the cookbook's -klCoef (q - base)
+    expect(klAdvantage(-1, -1.001, 0.1)).toBeCloseTo(-0.1 * 0.001, 7);
+    const base = [
+      [null, -3, -0.75, -0.5],
+      [null, -3, -2],
+    ];
+    const out = policyDatums([a, b], { ...loss, klCoef: 0.1 }, { base });
+    const adv = out.data[0]!.loss_fn_inputs.advantages!.data;
+    expect(adv[0]).toBe(0); // a prompt target: neither policy gradient nor KL
+    expect(adv[1]).toBeCloseTo((0.5 - 0.0393469340287367) / 3, 15);
+    expect(adv[2]).toBeCloseTo((0.5 + 0.0648721270700128) / 3, 15);
+    expect(out.data[1]!.loss_fn_inputs.advantages!.data[1]).toBeCloseTo(-1 / 3, 15); // base = q: no KL
+  });
+
+  it('normalises cross_entropy weights to coef x the weighted token mean', () => {
+    const sup: SupervisedDatum[] = [
+      { tokens: [1, 2, 3], weights: [0, 1, 0.5] },
+      { tokens: [4, 5], weights: [0, 1] },
+    ];
+    // W = 2.5, coef 2: weights x 0.8
+    const out = supervisedDatums(sup, { coef: 2 });
+    expect(out.loss_fn).toBe('cross_entropy');
+    expect(out.data.map((d) => d.loss_fn_inputs.weights!.data)).toEqual([[0.8, 0.4], [0.8]]);
+    expect(out.data.map((d) => d.loss_fn_inputs.target_tokens.data)).toEqual([[2, 3], [5]]);
+  });
+
+  it('splits into chunks by datums and tokens, in order', () => {
+    const input = policyDatums([a, b, a, b, a], loss);
+    expect(chunkDatums(input, { maxDatums: 2 }).map((c) => c.data.length)).toEqual([2, 2, 1]);
+    // inputs of 3, 2, 3, 2, 3 tokens under 5 per chunk
+    expect(chunkDatums(input, { maxDatums: 10, maxTokens: 5 }).map((c) => c.data.length)).toEqual([2, 2, 1]);
+    const chunks = chunkDatums(input, { maxDatums: 2 });
+    expect(chunks.flatMap((c) => c.data)).toEqual(input.data);
+    expect(chunks.every((c) => c.loss_fn === 'ppo' && c.loss_fn_config === input.loss_fn_config)).toBe(true);
+  });
+
+  it('refuses what Tinker cannot compute, saying what to do', () => {
+    expect(() => policyDatums([a], { ...loss, temperature: 0.7 })).toThrow(/temperature 1/);
+    expect(() => policyDatums([a], { ...loss, klCoef: 0.01 })).toThrow(/base model logprobs.*klCoef 0/);
+    expect(() => policyDatums([a], { ...loss, klCoef: 0.01 }, { base: [[null, 1, null, 1]] })).toThrow(
+      /no base logprob for trained token 2/,
+    );
+    expect(() => policyDatums([{ ...a, weights: [1, 0, 1, 1] }], loss)).toThrow(TinkerDatumError);
+    expect(() => policyDatums([{ ...a, advantages: [0, 1] }], loss)).toThrow(/same length/);
+    expect(() => chunkDatums(policyDatums([a], loss), { maxDatums: 0 })).toThrow(/maxDatums/);
+  });
+});
+
+describe('Tinker datums on the embedded model: the same gradient as the embedded learner', () => {
+  let base32: Gpt;
+  let model: Gpt; // float64: the trainer
+  let rollouts: TrainingDatum[][];
+  let anchor: SupervisedDatum[];
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'seal-tinker-math-'));
+    const learner = EmbeddedLearner.open(CHECKPOINT, {
+      gradientWorkers: 1,
+      samplerWorkers: 1,
+      samplerDir: join(dir, 'sampler'),
+      name: 'tinker-math',
+    });
+    try {
+      const data = loadMiniSuite();
+      const format = formatAdapter('compact');
+      const recorder = new CallRecorder(data);
+      const sampler = await learner.samplingPolicy();
+      const tasks = data.split.train.slice(0, 2).map((id) => data.byId.get(id)!);
+      // 2 tasks x 2 samples at temperature 1, each step its own advantage (as credit.ts gives turns)
+      const adv = [0.9, -1.3, 0.4, -0.6];
+      rollouts = [];
+      for (const [g, task] of tasks.entries())
+        for (let s = 0; s < 2; s++) {
+          const rs = new RolloutSampler(sampler, mixSeed(7, g, s));
+          await rollout(task, data, rs, {
+            format,
+            sampling: { temperature: 1, topP: 1, maxTokens: 24 },
+            onParseError: 'reply',
+            maxStepsPerTurn: 1,
+            recorder,
+          });
+          const a = adv[g * 2 + s]!;
+          rollouts.push(packSteps(rs.steps, rs.steps.map((_, i) => (i % 3 === 2 ? 0 : a * (1 + 0.1 * i)))));
+        }
+      anchor = await anchorData(learner, 3, 1, 2);
+    } finally {
+      await learner.close();
+    }
+    base32 = loadCheckpoint(CHECKPOINT).model;
+    model = base32.clone('float64');
+  }, 120_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('plays real rollouts: several sequences, prompts and tool outputs untrained', () => {
+    const all = rollouts.flat();
+    expect(rollouts.every((r) => r.length > 0)).toBe(true);
+    const n = trainedTokens(all);
+    const read = all.reduce((s, d) => s + d.tokens.length, 0);
+    expect(n).toBeGreaterThan(20);
+    expect(read).toBeGreaterThan(3 * n); // most of each sequence is prompt / tool output
+  });
+
+  for (const mode of ['token-mean', 'rollout-mean'] as const satisfies readonly LossAggregation[])
+    it(`ppo sums to the embedded token-mean loss and gradient (${mode}, klCoef 0)`, () => {
+      const data = aggregateRollouts(rollouts, mode);
+      const loss: PpoLoss = { clipEps: 0.2, klCoef: 0, temperature: 1 };
+      const emb = embeddedPass(model, null, data, loss);
+      const input = policyDatums(data, loss);
+      const tin = tinkerPass(model, [input]);
+      expect(norm(emb.grads)).toBeGreaterThan(1e-3);
+      expect(relDiff(emb.grads, tin.grads)).toBeLessThan(TOL);
+      expect(tin.loss).toBeCloseTo(emb.stats.loss, 12);
+      // the float32 sampler and the float64 trainer agree: no token is clipped, ratios ~1
+      expect(emb.stats.clipFrac).toBe(0);
+      // importance_sampling is the same there
+      const is = tinkerPass(model, [policyDatums(data, loss, { lossFn: 'importance_sampling' })]);
+      expect(relDiff(emb.grads, is.grads)).toBeLessThan(TOL);
+      // and what the learner reports from the returned logprobs is what the embedded learner reports
+      const stats = policyStats(data, tin.logprobs, loss);
+      for (const k of ['loss', 'pgLoss', 'kl', 'clipFrac', 'meanRatio', 'tokens'] as const)
+        expect(stats[k]).toBeCloseTo(emb.stats[k], 12);
+    });
+
+  it('clips the same tokens as the embedded PPO-clip (ppo thresholds 1 -/+ clipEps)', () => {
+    // move the sampling logprobs of every third trained token by +-0.5 (ratios e^-+0.5, outside 0.8..1.2)
+    const rng = new Rng(11);
+    let k = 0;
+    const moved = aggregateRollouts(rollouts, 'rollout-mean').map((d) => ({
+      ...d,
+      samplingLogprobs: d.samplingLogprobs.map((q, t) =>
+        d.weights[t]! > 0 && k++ % 3 === 0 ? q + (rng.next() < 0.5 ? -0.5 : 0.5) : q,
+      ),
+    }));
+    const loss: PpoLoss = { clipEps: 0.2, klCoef: 0, temperature: 1 };
+    const emb = embeddedPass(model, null, moved, loss);
+    expect(emb.stats.clipFrac).toBeGreaterThan(0.05);
+    const tin = tinkerPass(model, [policyDatums(moved, loss)]);
+    expect(relDiff(emb.grads, tin.grads)).toBeLessThan(TOL);
+    expect(tin.loss).toBeCloseTo(emb.stats.loss, 12);
+    expect(policyStats(moved, tin.logprobs, loss).clipFrac).toBe(emb.stats.clipFrac);
+    // unclipped, the gradient is another: the thresholds are what makes them agree
+    const is = tinkerPass(model, [policyDatums(moved, loss, { lossFn: 'importance_sampling' })]);
+    expect(relDiff(emb.grads, is.grads)).toBeGreaterThan(1e-3);
+  });
+
+  it('two half batches accumulate to the one-batch gradient; halves normalised alone do not', () => {
+    const data = aggregateRollouts(rollouts, 'rollout-mean');
+    const loss: PpoLoss = { clipEps: 0.2, klCoef: 0, temperature: 1 };
+    const input = policyDatums(data, loss);
+    const one = tinkerPass(model, [input]);
+    const halves = chunkDatums(input, { maxDatums: Math.ceil(input.data.length / 2) });
+    expect(halves).toHaveLength(2);
+    const two = tinkerPass(model, halves);
+    expect(relDiff(one.grads, two.grads)).toBeLessThan(TOL);
+    expect(two.loss).toBeCloseTo(one.loss, 12);
+    // the wrong way: each half normalised by its own token count
+    const h = Math.ceil(data.length / 2);
+    const wrong = tinkerPass(model, [policyDatums(data.slice(0, h), loss), policyDatums(data.slice(h), loss)]);
+    expect(relDiff(one.grads, wrong.grads)).toBeGreaterThan(1e-3);
+  });
+
+  it('folds the k3 KL to the base model: its exact gradient on fresh samples', () => {
+    // a policy that has moved away from the base; its own samples (lp = q), the base's prompt logprobs
+    const policy = model.clone();
+    const rng = new Rng(5);
+    for (let i = 0; i < policy.params.length; i++) policy.params[i] = policy.params[i]! + 0.02 * rng.normal();
+    const V = policy.config.vocabSize;
+    const data = aggregateRollouts(rollouts, 'rollout-mean').map((d) => ({
+      ...d,
+      samplingLogprobs: Array.from(sequenceLogprobs(policy.forward(d.tokens).logits, V, d.tokens)),
+    }));
+    const base = data.map((d) => [
+      null,
+      ...Array.from(sequenceLogprobs(model.forward(d.tokens).logits, V, d.tokens)).slice(1),
+    ]);
+    const loss: PpoLoss = { clipEps: 0.2, klCoef: 0.05, temperature: 1 };
+    const emb = embeddedPass(policy, model, data, loss);
+    expect(emb.stats.kl).toBeGreaterThan(1e-3);
+    const tin = tinkerPass(policy, [policyDatums(data, loss, { base })]);
+    expect(relDiff(emb.grads, tin.grads)).toBeLessThan(TOL);
+    // the KL part is not negligible: without it the gradient is another
+    const noKl = embeddedPass(policy, null, data, { ...loss, klCoef: 0 });
+    expect(relDiff(emb.grads, noKl.grads)).toBeGreaterThan(1e-3);
+    const stats = policyStats(data, tin.logprobs, loss, base);
+    for (const k of ['loss', 'pgLoss', 'kl', 'clipFrac', 'meanRatio', 'tokens'] as const)
+      expect(stats[k]).toBeCloseTo(emb.stats[k], 12);
+  });
+
+  it('cross_entropy datums give the supervised anchor its gradient (coef x weighted token mean)', () => {
+    expect(anchor.length).toBeGreaterThan(0);
+    const coef = 0.7;
+    const grads = model.zerosLike();
+    const emb = lossAndGrad(
+      crossEntropyLoss(coef),
+      model,
+      null,
+      anchor.map((d) => ({ tokens: d.tokens, lossMask: d.weights })),
+      grads,
+    );
+    const input = supervisedDatums(anchor, { coef });
+    const tin = tinkerPass(model, chunkDatums(input, { maxDatums: 1 }));
+    expect(relDiff(grads, tin.grads)).toBeLessThan(TOL);
+    expect(tin.loss).toBeCloseTo(coef * emb.loss, 10);
+    const stats = crossEntropyStats(anchor, tin.logprobs);
+    expect(stats.loss).toBeCloseTo(emb.loss, 12);
+    expect(stats.tokens).toBe(emb.tokens);
+  });
+});
