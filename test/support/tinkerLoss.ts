@@ -14,7 +14,7 @@
  */
 import { logprobAndGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import type { TinkerForwardBackwardInput } from '../../src/learner/tinker/datums.js';
-import { allocate, type Arr, type Gpt } from '../../src/policy/embedded/model.js';
+import { type Arr, allocate, type Gpt } from '../../src/policy/embedded/model.js';
 
 export interface TinkerPass {
   /** the summed loss */
@@ -24,7 +24,11 @@ export interface TinkerPass {
 }
 
 /** Tinker's loss of `input` on `model`; when `grads` is given, ADDS its gradient (forward_backward accumulates). */
-export function tinkerForwardBackward(model: Gpt, input: TinkerForwardBackwardInput, grads: Arr | null): TinkerPass {
+export function tinkerForwardBackward(
+  model: Gpt,
+  input: TinkerForwardBackwardInput,
+  grads: Arr | null,
+): TinkerPass {
   const V = model.config.vocabSize;
   const lo = input.loss_fn_config?.clip_low_threshold ?? 0.8;
   const hi = input.loss_fn_config?.clip_high_threshold ?? 1.2;
@@ -36,7 +40,8 @@ export function tinkerForwardBackward(model: Gpt, input: TinkerForwardBackwardIn
     const targets = f.target_tokens.data;
     const n = tokens.length;
     for (const [key, tensor] of Object.entries(f))
-      if (tensor && tensor.data.length !== n) throw new Error(`${key} has ${tensor.data.length} entries for ${n} inputs`);
+      if (tensor && tensor.data.length !== n)
+        throw new Error(`${key} has ${tensor.data.length} entries for ${n} inputs`);
     const { logits, cache } = model.forward(tokens, { backward: grads !== null });
     const dlogits = grads ? allocate(model.dtype, logits.length) : null;
     const lps: number[] = [];

@@ -37,7 +37,9 @@ export interface TinkerLossInputs {
 
 /** Tinker's Datum (JSON form): the input tokens (one text chunk) and the per-target loss inputs */
 export interface TinkerDatum {
-  readonly model_input: { readonly chunks: readonly [{ readonly type: 'encoded_text'; readonly tokens: readonly number[] }] };
+  readonly model_input: {
+    readonly chunks: readonly [{ readonly type: 'encoded_text'; readonly tokens: readonly number[] }];
+  };
   readonly loss_fn_inputs: TinkerLossInputs;
 }
 
@@ -77,7 +79,10 @@ const int64 = (data: readonly number[]): TinkerTensor => ({ data, dtype: 'int64'
 const float32 = (data: readonly number[]): TinkerTensor => ({ data, dtype: 'float32', shape: [data.length] });
 
 /** the datum of `tokens` with `inputs` per target: input = tokens[:-1], targets = tokens[1:] */
-function tinkerDatum(tokens: readonly number[], inputs: Omit<TinkerLossInputs, 'target_tokens'>): TinkerDatum {
+function tinkerDatum(
+  tokens: readonly number[],
+  inputs: Omit<TinkerLossInputs, 'target_tokens'>,
+): TinkerDatum {
   return {
     model_input: { chunks: [{ type: 'encoded_text', tokens: tokens.slice(0, -1) }] },
     loss_fn_inputs: { target_tokens: int64(tokens.slice(1)), ...inputs },
@@ -89,7 +94,9 @@ function checkShape(d: SupervisedDatum, i: number, extra: readonly (readonly num
   if (d.tokens.length < 2)
     throw new TinkerDatumError(`datum ${i}: ${d.tokens.length} token(s); a datum needs a target`);
   if (d.weights.length !== d.tokens.length || extra.some((a) => a.length !== d.tokens.length))
-    throw new TinkerDatumError(`datum ${i}: tokens, weights, logprobs and advantages must have the same length`);
+    throw new TinkerDatumError(
+      `datum ${i}: tokens, weights, logprobs and advantages must have the same length`,
+    );
   if ((d.weights[0] ?? 0) > 0) throw new TinkerDatumError(`datum ${i}: the first token cannot carry loss`);
 }
 
@@ -150,7 +157,9 @@ export function policyDatums(
   data.forEach((d, i) => {
     checkShape(d, i, [d.samplingLogprobs, d.advantages]);
     if (base && base[i]!.length !== d.tokens.length)
-      throw new TinkerDatumError(`datum ${i}: ${d.tokens.length} tokens but ${base[i]!.length} base logprobs`);
+      throw new TinkerDatumError(
+        `datum ${i}: ${d.tokens.length} tokens but ${base[i]!.length} base logprobs`,
+      );
   });
   const n = trainedTokens(data);
   const config =
@@ -206,7 +215,8 @@ export function supervisedDatums(
     checkShape(d, i);
   });
   let total = 0;
-  for (const d of data) for (let t = 1; t < d.tokens.length; t++) if (d.weights[t]! > 0) total += d.weights[t]!;
+  for (const d of data)
+    for (let t = 1; t < d.tokens.length; t++) if (d.weights[t]! > 0) total += d.weights[t]!;
   const scale = total > 0 ? loss.coef / total : 0;
   const out = data.map((d) =>
     tinkerDatum(d.tokens, { weights: float32(d.weights.slice(1).map((w) => (w > 0 ? w * scale : 0))) }),
@@ -225,7 +235,10 @@ export interface ChunkLimits {
  * The forward-backward inputs that together send `input` (datums in order), each within `limits`.
  * The datums carry the whole batch's normalisation, so the chunks' gradients add up to the batch's.
  */
-export function chunkDatums(input: TinkerForwardBackwardInput, limits: ChunkLimits): TinkerForwardBackwardInput[] {
+export function chunkDatums(
+  input: TinkerForwardBackwardInput,
+  limits: ChunkLimits,
+): TinkerForwardBackwardInput[] {
   if (!(Number.isInteger(limits.maxDatums) && limits.maxDatums >= 1))
     throw new TinkerDatumError(`maxDatums must be a positive integer, got ${limits.maxDatums}`);
   const maxTokens = limits.maxTokens ?? Number.POSITIVE_INFINITY;

@@ -5,11 +5,21 @@
  * metrics at all; these are the token means the embedded learner reports (losses.ts `grpoStats`),
  * so a run record reads the same whichever learner wrote it.
  */
-import type { CrossEntropyResult, ForwardBackwardResult, PpoLoss, SupervisedDatum, TrainingDatum } from '../learner.js';
+import type {
+  CrossEntropyResult,
+  ForwardBackwardResult,
+  PpoLoss,
+  SupervisedDatum,
+  TrainingDatum,
+} from '../learner.js';
 import { type BaseLogprobs, TinkerDatumError } from './datums.js';
 
 /** datum i's returned target logprobs, checked against its tokens */
-function targetLogprobs(outputs: readonly (readonly number[])[], d: SupervisedDatum, i: number): readonly number[] {
+function targetLogprobs(
+  outputs: readonly (readonly number[])[],
+  d: SupervisedDatum,
+  i: number,
+): readonly number[] {
   const lp = outputs[i];
   if (!lp || lp.length !== d.tokens.length - 1)
     throw new TinkerDatumError(
@@ -62,7 +72,14 @@ export function policyStats(
   if (n === 0) return { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
   const pgLoss = pgSum / n;
   const kl = klSum / n;
-  return { loss: pgLoss + loss.klCoef * kl, pgLoss, kl, clipFrac: clipped / n, meanRatio: ratioSum / n, tokens: n };
+  return {
+    loss: pgLoss + loss.klCoef * kl,
+    pgLoss,
+    kl,
+    clipFrac: clipped / n,
+    meanRatio: ratioSum / n,
+    tokens: n,
+  };
 }
 
 /** the weighted token-mean negative log-likelihood (unscaled by coef) of `data`, from the returned logprobs */
