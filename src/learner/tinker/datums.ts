@@ -125,14 +125,33 @@ export function klAdvantage(q: number, base: number, klCoef: number): number {
 }
 
 /**
+ * Refuses a PPO loss that Tinker's summed losses cannot carry, saying what to do; a command can call
+ * it before it samples a round. Tinker's losses read the model's logprobs at temperature 1, so the
+ * samples must be drawn at 1 (another temperature would make a ratio of unlike distributions), and
+ * the KL term needs the base model's logprobs (`withBase`), Tinker having none of its own.
+ */
+export function checkTinkerPpoLoss(loss: PpoLoss, withBase: boolean): void {
+  if (loss.temperature !== 1)
+    throw new TinkerDatumError(
+      `Tinker's losses use the model's logprobs at temperature 1, but the samples are drawn at ${loss.temperature}; sample training rollouts at temperature 1`,
+    );
+  if (!(loss.clipEps >= 0 && loss.clipEps < 1))
+    throw new TinkerDatumError(`clipEps must be in [0, 1), got ${loss.clipEps}`);
+  if (!(loss.klCoef >= 0 && Number.isFinite(loss.klCoef)))
+    throw new TinkerDatumError(`klCoef must be finite and >= 0, got ${loss.klCoef}`);
+  if (loss.klCoef > 0 && !withBase)
+    throw new TinkerDatumError(
+      'klCoef > 0 needs the base model logprobs of every datum (Tinker has no KL term of its own); pass them, or set klCoef 0',
+    );
+}
+
+/**
  * The policy-gradient datums of one `forwardBackward(data, loss)`: summed under Tinker's `ppo`
  * (thresholds 1 -/+ clipEps) they are the contract's token-mean PPO-clip surrogate over `data`, plus
  * klCoef x its k3 KL to the base when `base` is given (see `klAdvantage` for where that is exact).
  * `data` is the whole batch: split the result into chunks freely (`chunkDatums`), never the input.
- * Datum i of the result is `data[i]`, so a forward-backward's outputs line up with `data`.
- *
- * Tinker's losses read the model's logprobs at temperature 1, so the samples must be drawn at 1:
- * another temperature is refused rather than trained with a ratio of unlike distributions.
+ * Datum i of the result is `data[i]`, so a forward-backward's outputs line up with `data`. A loss
+ * `checkTinkerPpoLoss` refuses is refused here too.
  */
 export function policyDatums(
   data: readonly TrainingDatum[],
@@ -140,18 +159,8 @@ export function policyDatums(
   opts: PolicyDatumOptions = {},
 ): TinkerForwardBackwardInput {
   const lossFn = opts.lossFn ?? 'ppo';
-  if (loss.temperature !== 1)
-    throw new TinkerDatumError(
-      `Tinker's losses use the model's logprobs at temperature 1, but the samples were drawn at ${loss.temperature}; sample training rollouts at temperature 1`,
-    );
-  if (!(loss.clipEps >= 0 && loss.clipEps < 1))
-    throw new TinkerDatumError(`clipEps must be in [0, 1), got ${loss.clipEps}`);
-  if (!(loss.klCoef >= 0)) throw new TinkerDatumError(`klCoef must be >= 0, got ${loss.klCoef}`);
   const { base } = opts;
-  if (loss.klCoef > 0 && !base)
-    throw new TinkerDatumError(
-      'klCoef > 0 needs the base model logprobs of every datum (Tinker has no KL term of its own); pass them, or set klCoef 0',
-    );
+  checkTinkerPpoLoss(loss, base !== undefined);
   if (base && base.length !== data.length)
     throw new TinkerDatumError(`${data.length} datums but base logprobs for ${base.length}`);
   data.forEach((d, i) => {

@@ -22,6 +22,7 @@ import {
 } from '../../../src/learner/embedded/losses.js';
 import type { PpoLoss, SupervisedDatum, TrainingDatum } from '../../../src/learner/learner.js';
 import {
+  checkTinkerPpoLoss,
   chunkDatums,
   klAdvantage,
   policyDatums,
@@ -199,6 +200,11 @@ describe('Tinker datums: worked example', () => {
     expect(() => policyDatums([{ ...a, weights: [1, 0, 1, 1] }], loss)).toThrow(TinkerDatumError);
     expect(() => policyDatums([{ ...a, advantages: [0, 1] }], loss)).toThrow(/same length/);
     expect(() => chunkDatums(policyDatums([a], loss), { maxDatums: 0 })).toThrow(/maxDatums/);
+    // a command checks before it samples
+    expect(() => checkTinkerPpoLoss({ ...loss, temperature: 0.7 }, false)).toThrow(/temperature 1/);
+    expect(() => checkTinkerPpoLoss({ ...loss, klCoef: 0.001 }, false)).toThrow(/klCoef 0/);
+    expect(() => checkTinkerPpoLoss({ ...loss, klCoef: 0.001 }, true)).not.toThrow();
+    expect(() => supervisedDatums([{ tokens: [1], weights: [0] }], { coef: 1 })).toThrow(/needs a target/);
   });
 });
 
