@@ -103,7 +103,9 @@ describe('README and docs', () => {
   it('shows only flags the commands accept', async () => {
     const examples = new Map<string, Set<string>>();
     for (const file of DOCS) {
-      for (const m of readFileSync(file, 'utf8').matchAll(/^\s*seal (\w+)((?: pull)?)(.*)$/gm)) {
+      for (const m of readFileSync(file, 'utf8').matchAll(
+        /^\s*seal (train|experiment|eval|verify|compare|report|serve|data|pretrain)\b((?: pull)?)(.*)$/gm,
+      )) {
         const command = m[1] === 'data' ? 'data pull' : m[1]!;
         const flags = examples.get(command) ?? new Set<string>();
         for (const f of m[3]!.split('#')[0]!.matchAll(/--[a-z][a-z-]*/g)) flags.add(f[0]);
