@@ -26,7 +26,7 @@ export interface TrainingDatum extends SupervisedDatum {
   readonly advantages: readonly number[];
 }
 
-/** the PPO-clip surrogate with a k3 KL to the reference policy (method doc section 7) */
+/** the PPO-clip surrogate with a k3 KL to the reference policy (docs/method.md, section 7) */
 export interface PpoLoss {
   readonly clipEps: number;
   readonly klCoef: number;

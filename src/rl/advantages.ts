@@ -1,5 +1,5 @@
 /**
- * GRPO's group-relative advantages (method doc section 7), as verl's
+ * GRPO's group-relative advantages (docs/method.md, section 7: Policy optimisation), as verl's
  * `compute_grpo_outcome_advantage` computes them from one scalar outcome reward per rollout,
  * and their diagnosis weighting. Pure; float64 where verl uses float32.
  */

@@ -1,5 +1,5 @@
 /**
- * Diagnosis Psi (method doc section 3): one label per user turn, from the executable evidence
+ * Diagnosis Psi (docs/method.md, section 3: Diagnosis): one label per user turn, from the executable evidence
  * in a trajectory record only (parse results, schema checks, tool errors, the checker's per-turn
  * comparison). Deterministic and pure; never changes the reward.
  *

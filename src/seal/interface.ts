@@ -1,5 +1,5 @@
 /**
- * The training-time learning interface Omega_t of SEAL (method doc section 5):
+ * The training-time learning interface Omega_t of SEAL (docs/method.md, section 5: Interface evolution):
  *
  *   o~ = o (+) phi_schema(F) (+) phi_err(o, H_t) (+) phi_cap(C_t)
  *

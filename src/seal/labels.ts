@@ -1,5 +1,5 @@
 /**
- * The diagnosis label set of SEAL (method doc section 3): one label per user turn, from
+ * The diagnosis label set of SEAL (docs/method.md, section 3: Diagnosis): one label per user turn, from
  * executable evidence only.
  */
 

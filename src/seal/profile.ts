@@ -1,5 +1,5 @@
 /**
- * Failure profile C_t (method doc section 4): what the current policy gets wrong, aggregated
+ * Failure profile C_t (docs/method.md, section 4): what the current policy gets wrong, aggregated
  * per label, per task category and per turn position, for the current window and in total.
  * The interface evolution and the dynamic label weights read its snapshots.
  */

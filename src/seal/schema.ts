@@ -3,7 +3,7 @@
  *
  * BFCL docs carry closed value sets only in descriptions (`[Enum]: [...]`, "Options are: ...",
  * "Here are the options: ..."), never as `enum` keys, and never set `additionalProperties:
- * false` although the API methods reject unknown keywords (method doc section 10). So the
+ * false` although the API methods reject unknown keywords (docs/method.md, section 10). So the
  * checkable schema is derived here: BFCL type names mapped the way the reference maps them,
  * allowed values lifted out of the descriptions, unknown keys forbidden. Validation is Ajv's.
  */

@@ -1,5 +1,5 @@
 /**
- * Diagnosis-guided advantage reweighting (method doc section 6): each rollout's advantage is
+ * Diagnosis-guided advantage reweighting (docs/method.md, section 6): each rollout's advantage is
  * scaled by w_j = clip(sum_z p_j(z) rho(z), w_min, w_max), where p_j(z) is the share of the
  * rollout's turns labelled z. Every w_j is positive, so the verifier's verdict (the sign of the
  * advantage) is never overturned; only the step size per rollout changes.
@@ -180,7 +180,7 @@ export interface DynamicRhoOptions {
  * other weighted label, `correct_abstention` included, can be boosted; a label absent from the
  * scope has pressure 0 and drifts back to its base. Prevalence is recomputed over the countable
  * turns only (excluded labels out of the denominator), as the reference does; meanReward is the
- * profile's per-rollout mean, the quantity the method doc names (the reference averages per
+ * profile's per-rollout mean, the quantity docs/method.md names (the reference averages per
  * turn). A scope with no countable turn carries no evidence and returns the state unchanged
  * (the reference falls back to the base weights for that step instead).
  */

@@ -3,8 +3,8 @@
  * help lives in one zod schema, and the YAML file, the command-line flags, the validation, the
  * defaults, the recorded overrides and the `--help` text are all derived from it (util/settings.ts).
  *
- * Defaults follow the method doc (sections 6 and 7) except where the embedded default run needs
- * otherwise (the README lists them and what was measured): rounds, tasks per round, learning
+ * Defaults follow docs/method.md (sections 6 and 7) except where the embedded default run needs
+ * otherwise (docs/commands/train.md lists them and what was measured): rounds, tasks per round, learning
  * rate, temperature, steps per turn, a validation subset, failed-turns credit, rollout-mean and
  * the supervised anchor.
  */

@@ -1,5 +1,5 @@
 /**
- * Credit for one round (method doc sections 2 and 6), pure: the GRPO group advantage A_j of each
+ * Credit for one round (docs/method.md, sections 2 and 6), pure: the GRPO group advantage A_j of each
  * rollout, its diagnosis weight w_j (or 1 when the method does not reweight), the per-batch budget,
  * and the advantage each step of the rollout trains with.
  */

@@ -1,5 +1,5 @@
 /**
- * The SEAL loop (method doc section 2), one round at a time:
+ * The SEAL loop (docs/method.md, section 2: The loop), one round at a time:
  *
  *   tasks -> G rollouts each through the current interface (training mode) -> verify + diagnose
  *   -> failure profile -> GRPO advantages x w_j -> one learner update -> evolve the interface

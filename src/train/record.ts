@@ -26,7 +26,7 @@ export const RUN_FORMAT = 'seal-train-run' as const;
 export const RUN_VERSION = 1 as const;
 
 /**
- * The five methods of the paper's comparison (method doc sections 2 and 8): each switch changes
+ * The five methods of the paper's comparison (docs/method.md, sections 2 and 8): each switch changes
  * exactly what it names and nothing else.
  *   seal            the full loop: interface evolved every round, advantages scaled by w_j
  *   vanilla         plain GRPO: the base interface (no cues at all), w_j = 1

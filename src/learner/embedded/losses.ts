@@ -1,7 +1,7 @@
 /**
  * The losses the embedded model trains on, with what they are built from: the logprob of a target
  * token and its gradient on the logits; the next-token cross-entropy of supervised training; and
- * GRPO's PPO-clip surrogate with a k3 KL to a frozen reference (SEAL method doc, section 7),
+ * GRPO's PPO-clip surrogate with a k3 KL to a frozen reference (docs/method.md, section 7),
  * token-mean over the masked (assistant) tokens of the whole batch.
  *
  * Each loss is a `Loss`: how a batch's targets are counted, the summed loss parts of any share of

@@ -2,7 +2,7 @@
  * The training-time guard of the interface Omega_t.
  *
  * SEAL removes the evolved interface at evaluation: the policy must then meet the original
- * environment (method doc section 1). Two locks make that hard to get wrong:
+ * environment (docs/method.md, section 1: The problem). Two locks make that hard to get wrong:
  *
  * - types: every function that changes what a policy sees takes a `TrainingContext` first. The
  *   class is not exported as a value and carries an ES private field, so it is nominal: an object

@@ -1,5 +1,5 @@
 /**
- * The interface state Omega_t and its evolution (method doc section 5).
+ * The interface state Omega_t and its evolution (docs/method.md, section 5: Interface evolution).
  *
  * The state is plain JSON so that every round's interface can be written to the run record and
  * read back on resume. It says which components are switched on, which cue groups and which
@@ -49,7 +49,7 @@ export const CUE_COMPONENT: Readonly<Record<CueGroup, InterfaceComponent>> = {
 };
 
 /**
- * Which failure labels switch a cue group on (method doc section 5). The instruction line also
+ * Which failure labels switch a cue group on (docs/method.md, section 5). The instruction line also
  * answers `invalid_tool_call`, because half of it is "never invent a tool".
  */
 export const DEFAULT_CUE_TRIGGERS: Readonly<Record<CueGroup, readonly Label[]>> = {
