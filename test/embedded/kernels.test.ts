@@ -29,8 +29,8 @@ import {
   layerNormBackward,
   referenceOps,
 } from '../../src/policy/embedded/reference-ops.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
 import { simdOps } from '../../src/policy/embedded/simd-ops.js';
+import { Rng } from '../../src/util/rng.js';
 
 type Layout = 'NN' | 'NT' | 'TN';
 
