@@ -20,6 +20,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mixSeed } from '../../envs/mini/index.js';
+import { resolveKernels } from '../../policy/embedded/backends.js';
 import {
   type CheckpointConfig,
   CONFIG_FILE,
@@ -30,7 +31,6 @@ import {
   TOKENIZER_FILE,
 } from '../../policy/embedded/checkpoint.js';
 import { Gpt } from '../../policy/embedded/model.js';
-import { resolveKernels } from '../../policy/embedded/ops.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { UserError } from '../../util/errors.js';
