@@ -29,9 +29,9 @@ import { Gpt, type GptConfig, type Kernels } from '../src/policy/embedded/model.
 import { NATIVE_INSTALL_HINT, nativeOps } from '../src/policy/embedded/native-ops.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
 import { gemmNT } from '../src/policy/embedded/reference-ops.js';
-import { Rng } from '../src/policy/embedded/rng.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
 import { simdOps } from '../src/policy/embedded/simd-ops.js';
+import { Rng } from '../src/util/rng.js';
 import { ThreadPool } from '../src/util/thread-pool.js';
 import type { GroupSamplerData, GroupSamplerRequest } from './group-sampler-worker.js';
 import { loadOrt, nativeMatmulGflops } from './native-matmul.js';

@@ -13,7 +13,7 @@ import { sharedModel, splitByTokens } from '../src/learner/embedded/parallel.js'
 import { DEFAULT_PRETRAIN_MODEL } from '../src/learner/embedded/pretrain-config.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
 import { Gpt, type GptConfig } from '../src/policy/embedded/model.js';
-import { Rng } from '../src/policy/embedded/rng.js';
+import { Rng } from '../src/util/rng.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: number): number => (args.includes(n) ? Number(args[args.indexOf(n) + 1]) : d);

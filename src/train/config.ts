@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/ops.js';
+import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/backends.js';
 import { type Layer, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
 

@@ -5,7 +5,7 @@
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { mixSeed } from '../envs/mini/index.js';
-import { Rng } from '../envs/mini/util.js';
+import { Rng } from '../util/rng.js';
 
 /**
  * The `perRound` tasks of round `round` (1-based): epochs over the training split, each in its own
@@ -24,7 +24,7 @@ export function roundTasks(
     const epoch = Math.floor(k / train.length);
     let order = epochOrder.get(epoch);
     if (!order) {
-      order = new Rng(mixSeed(seed, 0x7a5c, epoch)).sample(train, train.length);
+      order = new Rng(mixSeed(seed, 0x7a5c, epoch), 'mulberry32').sample(train, train.length);
       epochOrder.set(epoch, order);
     }
     out.push(order[k % train.length]!);
@@ -60,7 +60,10 @@ export function withRevisits(
   const pool = Object.keys(rates)
     .filter((id) => rates[id]! > 0 && rates[id]! < 1 && !freshIds.has(id) && byId.has(id))
     .sort();
-  const picked = new Rng(mixSeed(seed, 0x4e715, round)).sample(pool, Math.min(want, pool.length));
+  const picked = new Rng(mixSeed(seed, 0x4e715, round), 'mulberry32').sample(
+    pool,
+    Math.min(want, pool.length),
+  );
   return [...fresh.slice(0, fresh.length - picked.length), ...picked.map((id) => byId.get(id)!)];
 }
 
@@ -71,7 +74,7 @@ export function validationTasks(data: BfclData, seed: number, n: number): BfclTa
   CATEGORIES.forEach((c, i) => {
     const share = Math.floor(n / CATEGORIES.length) + (i < n % CATEGORIES.length ? 1 : 0);
     const pool = test.filter((t) => t.category === c);
-    out.push(...new Rng(mixSeed(seed, 0x5a11d, i)).sample(pool, Math.min(share, pool.length)));
+    out.push(...new Rng(mixSeed(seed, 0x5a11d, i), 'mulberry32').sample(pool, Math.min(share, pool.length)));
   });
   return out;
 }

@@ -15,6 +15,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { WaitQueue } from './wait-queue.js';
 
 /** an error thrown in a worker, as it crosses to the main thread */
 export interface RemoteError {
@@ -60,17 +61,9 @@ interface Slot<Reply> {
   alive: boolean;
 }
 
-interface Queued<Request, Reply> {
-  readonly request: Request;
-  readonly resolve: (r: Reply) => void;
-  readonly reject: (e: unknown) => void;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
-}
-
 export class ThreadPool<Request, Reply, Info = undefined> {
   private readonly slots: Slot<Reply>[];
-  private readonly queue: Queued<Request, Reply>[] = [];
+  private readonly queue = new WaitQueue<Request, Reply>();
   private infos: Info[] = [];
   private failed: Error | null = null;
   private closing: Promise<void> | null = null;
@@ -184,41 +177,22 @@ export class ThreadPool<Request, Reply, Info = undefined> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const refused = this.refusal();
     if (refused) return Promise.reject(refused);
-    return new Promise<Reply>((resolve, reject) => {
-      const item: Queued<Request, Reply> = {
-        request,
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          const k = this.queue.indexOf(item);
-          if (k >= 0) {
-            this.queue.splice(k, 1);
-            reject(signal!.reason);
-          }
-        },
-      };
-      signal?.addEventListener('abort', item.onAbort, { once: true });
-      this.queue.push(item);
-      this.dispatch();
-    });
+    const reply = this.queue.wait(request, signal);
+    this.dispatch();
+    return reply;
   }
 
   private dispatch(): void {
     while (this.queue.length > 0) {
       const refused = this.refusal();
       if (refused) {
-        for (const q of this.queue.splice(0)) {
-          q.signal?.removeEventListener('abort', q.onAbort);
-          q.reject(refused);
-        }
+        this.queue.rejectAll(refused);
         return;
       }
       const i = this.slots.findIndex((s) => s.alive && !s.pending);
       if (i < 0) return;
       const q = this.queue.shift()!;
-      q.signal?.removeEventListener('abort', q.onAbort);
-      this.call(i, q.request).then(q.resolve, q.reject);
+      this.call(i, q.value).then(q.resolve, q.reject);
     }
   }
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../src/envs/mini/index.js';
 import { copyDrill } from '../../src/learner/embedded/drills.js';
+import { Rng } from '../../src/util/rng.js';
 
 describe('copy drills', () => {
   const shape = { firstId: 261, vocabSize: 1024, contextLength: 1024 };
 
   it('are a random run and its repeat, the repeat (after its first token) the only target', () => {
-    const rng = new Rng(5);
+    const rng = new Rng(5, 'mulberry32');
     for (let i = 0; i < 50; i++) {
       const d = copyDrill(rng, shape);
       const k = d.tokens.length / 2;
@@ -28,14 +28,14 @@ describe('copy drills', () => {
       (
         (rng) => () =>
           copyDrill(rng, small)
-      )(new Rng(9)),
+      )(new Rng(9, 'mulberry32')),
     );
     const b = Array.from(
       { length: 20 },
       (
         (rng) => () =>
           copyDrill(rng, small)
-      )(new Rng(9)),
+      )(new Rng(9, 'mulberry32')),
     );
     expect(a).toEqual(b);
     for (const d of a) expect(d.tokens.length).toBeLessThanOrEqual(40);

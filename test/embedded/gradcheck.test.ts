@@ -7,7 +7,7 @@ import {
 } from '../../src/learner/embedded/losses.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { nativeOps } from '../../src/policy/embedded/native-ops.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
+import { Rng } from '../../src/util/rng.js';
 import { randomPreviousMap } from '../support/embedded.js';
 
 const base: Omit<GptConfig, 'tiedEmbeddings'> = {

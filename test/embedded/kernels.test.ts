@@ -2,17 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { logprobAndGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import { newKvCache, step } from '../../src/policy/embedded/decoding.js';
+import { gemmF32, sgemm } from '../../src/policy/embedded/kernels/gemm.js';
+import { Causal } from '../../src/policy/embedded/kernels/gemm-code.js';
 import {
-  Causal,
-  gemmF32,
   heap,
   pinF32,
   regions,
   residentAlloc,
   residentFloats,
   residentFree,
-  sgemm,
-} from '../../src/policy/embedded/kernels/gemm.js';
+} from '../../src/policy/embedded/kernels/heap.js';
 import {
   colSumAccF32,
   geluBackwardF32,
@@ -29,8 +28,8 @@ import {
   layerNormBackward,
   referenceOps,
 } from '../../src/policy/embedded/reference-ops.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
 import { simdOps } from '../../src/policy/embedded/simd-ops.js';
+import { Rng } from '../../src/util/rng.js';
 
 type Layout = 'NN' | 'NT' | 'TN';
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src/learner/embedded/losses.js';
 import { newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
 import { allocate, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
 import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
+import { Rng } from '../../src/util/rng.js';
 import { randomPreviousMap } from '../support/embedded.js';
 
 const config: GptConfig = {

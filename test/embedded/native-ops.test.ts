@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { crossEntropy } from '../../src/learner/embedded/losses.js';
 import { Trainer } from '../../src/learner/embedded/trainer.js';
+import { resolveKernels } from '../../src/policy/embedded/backends.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { nativeOps } from '../../src/policy/embedded/native-ops.js';
-import { resolveKernels } from '../../src/policy/embedded/ops.js';
 import { referenceOps } from '../../src/policy/embedded/reference-ops.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
 import { simdOps } from '../../src/policy/embedded/simd-ops.js';
+import { Rng } from '../../src/util/rng.js';
 
 // CI installs onnxruntime-node (.ci/run), so there these tests run, never skip
 const loaded = nativeOps();

@@ -20,7 +20,7 @@ import {
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
 import { Trainer } from '../../src/learner/embedded/trainer.js';
 import { type Arr, type DType, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
+import { Rng } from '../../src/util/rng.js';
 
 const config: GptConfig = {
   vocabSize: 64,

@@ -5,11 +5,11 @@ import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
 import { forkKvCache, freeKv, newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
 import type { ResidentKv } from '../../src/policy/embedded/kernels/attention.js';
-import { residentFloats } from '../../src/policy/embedded/kernels/gemm.js';
+import { residentFloats } from '../../src/policy/embedded/kernels/heap.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
 import { PrefixCache, type SampleOptions, sample, sampleMany } from '../../src/policy/embedded/sampler.js';
+import { Rng } from '../../src/util/rng.js';
 import { randomPreviousMap } from '../support/embedded.js';
 
 const base: GptConfig = {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type GrpoSequence, grpoLossAndGrad, sequenceLogprobs } from '../../src/learner/embedded/losses.js';
 import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
+import { Rng } from '../../src/util/rng.js';
 
 const config: GptConfig = {
   vocabSize: 40,

@@ -1,5 +1,5 @@
 import type { Gpt } from '../../src/policy/embedded/model.js';
-import { Rng } from '../../src/policy/embedded/rng.js';
+import { Rng } from '../../src/util/rng.js';
 
 /**
  * The previous-token map starts at zero, where it changes nothing and what feeds it gets no

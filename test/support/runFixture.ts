@@ -29,6 +29,7 @@ import {
   type RunManifest,
   roundName,
 } from '../../src/train/record.js';
+import { Rng } from '../../src/util/rng.js';
 
 /** Model output that must stay text in the report: markup, a script, an image that would fetch. */
 export const HOSTILE_TEXT =
@@ -54,16 +55,10 @@ const miniSuite = (): BfclData => {
   return suite;
 };
 
-/** mulberry32: a small seeded generator, enough to make fixtures differ by seed */
+/** a seeded stream of floats in [0, 1), enough to make fixtures differ by seed */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed, 'mulberry32');
+  return () => r.next();
 }
 
 type Mistake = 'silent' | 'malformed' | 'unknownArg' | 'invented';

@@ -10,11 +10,12 @@
  * executor; a draw whose calls fail is discarded and redrawn from a derived seed, so the same
  * seed always gives the same task.
  */
+
+import { Rng } from '../../util/rng.js';
 import { CLASS_NAMES, type ClassName } from '../bfcl/apis/api.js';
 import { type BfclTask, CATEGORIES, type Category, type ChatMessage } from '../bfcl/data/tasks.js';
 import { ERROR_PREFIX, TaskEnvironment } from '../bfcl/executor.js';
 import type { PyDict } from '../bfcl/py/values.js';
-import { Rng } from './util.js';
 import { type Step, WORLD_BUILDERS } from './worlds.js';
 
 export const MINI_PREFIX = 'mini';
@@ -181,7 +182,7 @@ export function generateTask(
   accept: (task: BfclTask) => boolean = () => true,
 ): BfclTask {
   for (let attempt = 0; attempt < 1000; attempt++) {
-    const rng = new Rng(mixSeed(seed, attempt, CATEGORIES.indexOf(category)));
+    const rng = new Rng(mixSeed(seed, attempt, CATEGORIES.indexOf(category)), 'mulberry32');
     const draft = draftTask(rng, category);
     if (!draft) continue;
     const task = shape(id, category, draft, rng);

@@ -28,4 +28,4 @@ export {
   notInTestSplit,
   scenarioKeys,
 } from './suite.js';
-export { call, pyJson, pyLit, Rng } from './util.js';
+export { call, pyJson, pyLit } from './util.js';

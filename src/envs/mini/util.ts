@@ -1,45 +1,9 @@
 /**
- * Small helpers of the mini suite: a seeded PRNG (mulberry32, never Math.random), Python literal
+ * Small helpers of the mini suite (its seeded PRNG is util/rng.ts's mulberry32): Python literal
  * formatting for ground-truth call strings, and a canonical JSON form of Python values (ints stay
  * ints, floats keep a decimal point) for hashing and overlap checks.
  */
 import { PyObject, PySet, PyTuple, type PyValue } from '../bfcl/py/values.js';
-
-/** mulberry32: a tiny, fast, well-mixed 32-bit PRNG. Same seed, same sequence. */
-export class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  /** A float in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  /** An integer in [lo, hi], both inclusive. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-  pick<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new Error('Rng.pick on an empty list');
-    return items[Math.floor(this.next() * items.length)]!;
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  /** `n` distinct items in random order. */
-  sample<T>(items: readonly T[], n: number): T[] {
-    const copy = [...items];
-    for (let i = copy.length - 1; i > 0; i--) {
-      const j = Math.floor(this.next() * (i + 1));
-      [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-    }
-    return copy.slice(0, n);
-  }
-}
 
 /** A literal argument of a ground-truth call: bigint is a Python int, number a Python float. */
 export type Lit = string | bigint | number | boolean | null | readonly Lit[] | { readonly [k: string]: Lit };

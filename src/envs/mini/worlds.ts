@@ -6,9 +6,11 @@
  * replays every ground truth in the real executor and drops a task whose calls fail, so the world
  * model only has to be right often, not always.
  */
+
+import type { Rng } from '../../util/rng.js';
 import type { ClassName } from '../bfcl/apis/api.js';
 import { dictOf, type PyDict } from '../bfcl/py/values.js';
-import { call, type Lit, type Rng } from './util.js';
+import { call, type Lit } from './util.js';
 
 /** One user request and its ground truth. */
 export interface Step {

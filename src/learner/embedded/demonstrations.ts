@@ -18,7 +18,7 @@ import type { FormatAdapter } from '../../agent/format.js';
 import { formatAdapter } from '../../agent/formats/index.js';
 import { rolloutTranscript } from '../../agent/rollout.js';
 import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
-import { generateForTraining, miniData, mixSeed, Rng } from '../../envs/mini/index.js';
+import { generateForTraining, miniData, mixSeed } from '../../envs/mini/index.js';
 import { EMBEDDED_TOOL_FORMAT, messageText } from '../../policy/embedded/policy.js';
 import type { ChatRole } from '../../policy/embedded/tokenizer.js';
 import type { Completion, CompletionRequest, Policy } from '../../policy/policy.js';
@@ -32,6 +32,7 @@ import {
   type TrainingContext,
   trainingContext,
 } from '../../seal/interface.js';
+import { Rng } from '../../util/rng.js';
 
 export interface DemoMessage {
   readonly role: ChatRole;
@@ -299,7 +300,7 @@ export async function buildDemonstrations(o: DemonstrationOptions): Promise<Demo
   const recoveryShare = o.recoveryShare ?? 0.3;
   const out: Demonstration[] = [];
   for (const [i, task] of tasks.entries()) {
-    const rng = new Rng(mixSeed(o.seed, 0xde30, i));
+    const rng = new Rng(mixSeed(o.seed, 0xde30, i), 'mulberry32');
     const cues = rng.chance(cueShare);
     const recovery = rng.chance(recoveryShare);
     out.push(await renderDemonstration(task, data, { cues, recovery, rng, ctx }));

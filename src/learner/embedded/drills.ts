@@ -22,7 +22,7 @@
  * steps they did not) but erased what the demonstrations had taught (held-out 5%); 1,200 steps of
  * demonstrations with 30% drills then brought that back (88%) and kept the copying (98%).
  */
-import type { Rng } from '../../envs/mini/index.js';
+import type { Rng } from '../../util/rng.js';
 import type { SupervisedSequence } from './losses.js';
 
 const MAX_RUN = 32;

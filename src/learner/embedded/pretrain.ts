@@ -19,7 +19,8 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mixSeed, Rng } from '../../envs/mini/index.js';
+import { mixSeed } from '../../envs/mini/index.js';
+import { resolveKernels } from '../../policy/embedded/backends.js';
 import {
   type CheckpointConfig,
   CONFIG_FILE,
@@ -30,11 +31,11 @@ import {
   TOKENIZER_FILE,
 } from '../../policy/embedded/checkpoint.js';
 import { Gpt } from '../../policy/embedded/model.js';
-import { resolveKernels } from '../../policy/embedded/ops.js';
 import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { UserError } from '../../util/errors.js';
 import { writeAtomic } from '../../util/files.js';
+import { Rng } from '../../util/rng.js';
 import { flagOf } from '../../util/settings.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { copyDrill } from './drills.js';
@@ -421,7 +422,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     vocabSize: tokenizer.vocabSize,
     contextLength: settings.model.contextLength,
   };
-  const probeRng = new Rng(mixSeed(settings.seed, 0xc0b1));
+  const probeRng = new Rng(mixSeed(settings.seed, 0xc0b1), 'mulberry32');
   const copyProbe = Array.from({ length: heldOut.length > 0 ? COPY_PROBE_DRILLS : 0 }, () =>
     copyDrill(probeRng, drillShape),
   );
@@ -429,9 +430,10 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   let config = stepsDone === 0 ? save() : undefined;
   try {
     while (stepsDone < steps) {
-      const rng = new Rng(mixSeed(settings.seed, 0xba7c, stepsDone));
+      const rng = new Rng(mixSeed(settings.seed, 0xba7c, stepsDone), 'mulberry32');
       // drills draw from a stream of their own, so a run without them sees the batches it always did
-      const drillRng = settings.copyDrills > 0 ? new Rng(mixSeed(settings.seed, 0xd1c1, stepsDone)) : null;
+      const drillRng =
+        settings.copyDrills > 0 ? new Rng(mixSeed(settings.seed, 0xd1c1, stepsDone), 'mulberry32') : null;
       const batch = Array.from({ length: Math.min(settings.batchSize, sequences.length) }, () =>
         drillRng?.chance(settings.copyDrills)
           ? copyDrill(drillRng, drillShape)

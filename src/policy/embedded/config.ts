@@ -2,8 +2,9 @@
  * What a model is: its hyperparameters, where each parameter tensor sits in the one flat array that
  * holds them all (gradients and optimiser state use the same layout), and how they start.
  */
+
+import { Rng } from '../../util/rng.js';
 import type { Arr } from './ops.js';
-import { Rng } from './rng.js';
 
 export interface GptConfig {
   readonly vocabSize: number;

@@ -11,6 +11,7 @@
  * themselves (layers.ts) are written once for training and decoding.
  */
 
+import { opsFor } from './backends.js';
 import { BufferPool } from './buffer-pool.js';
 import {
   copyByName,
@@ -22,7 +23,7 @@ import {
   tensorViews,
 } from './config.js';
 import { type BlockActs, type HeadActs, Layers, previousIds } from './layers.js';
-import { type Arr, allocate, type DType, type Kernels, type Ops, opsFor } from './ops.js';
+import { type Arr, allocate, type DType, type Kernels, type Ops } from './ops.js';
 import { decodeWeights, encodeWeights } from './weights-file.js';
 
 export type { GptConfig, ParamLayout, ParamSpec } from './config.js';

@@ -4,17 +4,13 @@
  * gradient checks differentiate), the float32 WebAssembly SIMD kernels (simd-ops.ts, what sampling
  * and by default training run) and the float32 native ones (native-ops.ts: onnxruntime's matrix
  * products, the rest WebAssembly; training only, when installed), both tested against the
- * reference. A model takes its object once, from its dtype and kernels, so no kernel call asks
- * what type its arrays are.
+ * reference. A model takes its object once, from its dtype and kernels (backends.ts, the one
+ * place a backend is chosen), so no kernel call asks what type its arrays are. This file declares
+ * only: it imports no backend, so each backend can import it.
  *
  * Matrices are row-major and dense: every operand is a view starting at its first element (a
  * weight is `params.subarray(offset, ...)`). No kernel allocates its outputs; the caller owns them.
  */
-import { UserError } from '../../util/errors.js';
-import { NATIVE_INSTALL_HINT, nativeOps } from './native-ops.js';
-import { referenceOps } from './reference-ops.js';
-import { simdOps } from './simd-ops.js';
-
 export type DType = 'float32' | 'float64';
 export type Arr = Float32Array | Float64Array;
 
@@ -24,13 +20,6 @@ export type Arr = Float32Array | Float64Array;
  * models always run the reference loops.
  */
 export type Kernels = 'wasm' | 'native';
-/** a user's choices of kernels (the `kernels` setting): `auto` is native when onnxruntime-node loads, else wasm */
-export const KERNELS_CHOICES = ['auto', 'wasm', 'native'] as const;
-export type KernelsChoice = (typeof KERNELS_CHOICES)[number];
-
-/** the help of every command's kernels setting */
-export const KERNELS_HELP = `float32 kernels of training: native (onnxruntime-node's matrix products, when installed: ${NATIVE_INSTALL_HINT}), wasm (WebAssembly SIMD, always there), or auto (native when it loads); they round differently, so a seed's updates differ at rounding level between them. Sampling always runs wasm`;
-
 /** a matrix product's sizes: out [m, n] from an [m, k] operand and a [k, n] one */
 export interface MatShape {
   readonly m: number;
@@ -146,27 +135,6 @@ export interface Ops<A extends Arr = Arr> {
    * A no-op for a backend that reads arrays where they are.
    */
   pin(params: A): () => void;
-}
-
-export function opsFor(dtype: DType, kernels: Kernels = 'wasm'): Ops {
-  if (dtype === 'float64') return referenceOps;
-  if (kernels === 'wasm') return simdOps;
-  const native = nativeOps();
-  if (typeof native === 'string') throw new Error(`the native kernels are unavailable: ${native}`);
-  return native.ops;
-}
-
-/**
- * The kernels a choice comes to on this machine, and what to record of them. `native` when
- * onnxruntime-node cannot be used is an error that says why and how to install it.
- */
-export function resolveKernels(choice: KernelsChoice): { readonly kernels: Kernels; readonly label: string } {
-  if (choice === 'wasm') return { kernels: 'wasm', label: 'wasm' };
-  const native = nativeOps();
-  if (typeof native !== 'string')
-    return { kernels: 'native', label: `native (onnxruntime-node ${native.version})` };
-  if (choice === 'auto') return { kernels: 'wasm', label: 'wasm' };
-  throw new UserError(`--kernels native: ${native}; or use --kernels wasm`);
 }
 
 export function allocate(dtype: DType, n: number): Arr {

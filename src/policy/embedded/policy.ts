@@ -5,9 +5,9 @@
  * has no native tool calling: tools are described in the prompt and calls parsed from the text.
  */
 import type { ToolCallFormat } from '../../seal/interface.js';
+import { Rng } from '../../util/rng.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import type { Gpt } from './model.js';
-import { Rng } from './rng.js';
 import {
   checkJob,
   PrefixCache,

@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type ErrorClass, type RemoteError, ThreadPool } from '../../util/thread-pool.js';
+import { type Waiter, WaitQueue } from '../../util/wait-queue.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import { CheckpointError } from './checkpoint.js';
 import { ContextOverflowError, type EmbeddedPolicyOptions, messageText } from './policy.js';
@@ -98,17 +99,14 @@ export function homeThread(messages: readonly ChatMessage[], threads: number): n
   return h.digest().readUInt32LE(0) % threads;
 }
 
+/** a request waiting for a thread, and the thread its chat belongs to */
 interface Waiting {
   readonly request: CompletionRequest;
   readonly home: number;
-  readonly resolve: (c: Completion) => void;
-  readonly reject: (e: unknown) => void;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
 }
 
 export class EmbeddedPolicyPool implements Policy {
-  private readonly waiting: Waiting[] = [];
+  private readonly waiting = new WaitQueue<Waiting, Completion>();
   /** completions the threads are running */
   private readonly running = new Set<Promise<unknown>>();
   /** a reload under way: nothing is dispatched until it ends */
@@ -189,25 +187,12 @@ export class EmbeddedPolicyPool implements Policy {
     // a closed pool rejects with its reason
     if (this.threads.closed) return this.threads.submit({ complete: [request] }) as Promise<never>;
     const seeded = withDerivedSeed(this.baseSeed, request);
-    return new Promise<Completion>((resolve, reject) => {
-      const item: Waiting = {
-        request: seeded,
-        home: homeThread(seeded.messages, this.threads.workers),
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          const k = this.waiting.indexOf(item);
-          if (k >= 0) {
-            this.waiting.splice(k, 1);
-            reject(signal!.reason);
-          }
-        },
-      };
-      signal?.addEventListener('abort', item.onAbort, { once: true });
-      this.waiting.push(item);
-      this.dispatchSoon();
-    });
+    const completion = this.waiting.wait(
+      { request: seeded, home: homeThread(seeded.messages, this.threads.workers) },
+      signal,
+    );
+    this.dispatchSoon();
+    return completion;
   }
 
   /**
@@ -262,11 +247,10 @@ export class EmbeddedPolicyPool implements Policy {
     for (let i = 0; i < this.threads.workers && this.waiting.length > 0; i++) {
       if (this.threads.busy(i)) continue;
       const batch = this.takeBatch(i);
-      for (const item of batch) item.signal?.removeEventListener('abort', item.onAbort);
       this.batching.batches++;
       this.batching.requests += batch.length;
       // a closed or failed pool rejects the call with its reason
-      const call = this.threads.call(i, { complete: batch.map((w) => w.request) }) as Promise<
+      const call = this.threads.call(i, { complete: batch.map((w) => w.value.request) }) as Promise<
         readonly SettledCompletion[]
       >;
       this.running.add(call);
@@ -294,25 +278,18 @@ export class EmbeddedPolicyPool implements Policy {
    * those of the oldest request's thread, oldest first, at most `maxBatch` and a thread's share of
    * all that waits
    */
-  private takeBatch(i: number): Waiting[] {
-    const home = this.waiting.some((w) => w.home === i) ? i : this.waiting[0]!.home;
-    const batch: Waiting[] = [];
+  private takeBatch(i: number): Waiter<Waiting, Completion>[] {
+    const waiting = this.waiting.values();
+    const home = waiting.some((w) => w.home === i) ? i : waiting[0]!.home;
     // a share of what waits, so that one thread taking all of it does not leave the others idle
-    const limit = Math.min(this.maxBatch, Math.ceil(this.waiting.length / this.threads.workers));
-    for (let k = 0; k < this.waiting.length && batch.length < limit; ) {
-      if (this.waiting[k]!.home === home) batch.push(...this.waiting.splice(k, 1));
-      else k++;
-    }
-    return batch;
+    const limit = Math.min(this.maxBatch, Math.ceil(waiting.length / this.threads.workers));
+    return this.waiting.take((w) => w.home === home, limit);
   }
 
   /** stops every thread; idempotent. Requests in flight or waiting reject. */
   close(): Promise<void> {
     const closing = this.threads.close();
-    for (const item of this.waiting.splice(0)) {
-      item.signal?.removeEventListener('abort', item.onAbort);
-      item.reject(new Error('the sampler workers are closed'));
-    }
+    this.waiting.rejectAll(new Error('the sampler workers are closed'));
     return closing;
   }
 }

@@ -5,10 +5,11 @@
  */
 
 import { commonPrefix, startsWith } from '../../util/id-sequences.js';
+import { Rng } from '../../util/rng.js';
+import { opsFor } from './backends.js';
 import { forkKvCache, freeKv, type KvCache, newKvCache, step, stepBatch } from './decoding.js';
 import { type Arr, type Gpt, withWeightsPinned } from './model.js';
-import { type Ops, opsFor } from './ops.js';
-import { Rng } from './rng.js';
+import type { Ops } from './ops.js';
 
 export interface PrefixCacheOptions {
   /**

@@ -15,7 +15,8 @@ import {
   kvWriteF32,
 } from './kernels/attention.js';
 import { FUSED } from './kernels/fma.js';
-import { gemmF32, pinF32 } from './kernels/gemm.js';
+import { gemmF32 } from './kernels/gemm.js';
+import { pinF32 } from './kernels/heap.js';
 import {
   colSumAccF32,
   geluBackwardF32,

@@ -14,17 +14,10 @@
  * heads side by side), y/dy [T, D]; att [H, T, stride] keeps linear memory's stride.
  */
 import type { AttentionShape, CachedAttentionShape, KvBlock } from '../ops.js';
-import {
-  Causal,
-  heap,
-  regions,
-  residentAlloc,
-  residentFree,
-  scopy,
-  sgemm,
-  stranspose,
-  vmath,
-} from './gemm.js';
+import { scopy, sgemm, stranspose } from './gemm.js';
+import { Causal } from './gemm-code.js';
+import { heap, regions, residentAlloc, residentFree } from './heap.js';
+import { vmath } from './module.js';
 
 /**
  * The row stride of a transposed head [hd, T]: T would make it a multiple of 1 KiB for the usual

@@ -3,7 +3,8 @@
  * activations are copied into linear memory, processed there and copied back.
  */
 import { layerNorm, layerNormBackward } from '../reference-ops.js';
-import { heap, regions, vmath } from './gemm.js';
+import { heap, regions } from './heap.js';
+import { vmath } from './module.js';
 
 /**
  * Copies a row of logits to linear memory at float offset p (a region), with -inf in the lanes
