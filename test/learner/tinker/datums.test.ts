@@ -33,10 +33,10 @@ import {
 import { crossEntropyStats, policyStats } from '../../../src/learner/tinker/stats.js';
 import { loadCheckpoint } from '../../../src/policy/embedded/checkpoint.js';
 import type { Gpt } from '../../../src/policy/embedded/model.js';
-import { Rng } from '../../../src/util/rng.js';
 import { anchorData } from '../../../src/train/anchor.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
 import { aggregateRollouts, type LossAggregation, packSteps } from '../../../src/train/sequences.js';
+import { Rng } from '../../../src/util/rng.js';
 import { tinkerForwardBackward } from '../../support/tinkerLoss.js';
 
 const CHECKPOINT = 'checkpoints/embedded-base';
