@@ -45,7 +45,7 @@ export const TRAIN_SCHEMA = z
     maxSteps: int(1, 20)
       .default(5)
       .describe(
-        'steps per user turn in training rollouts (BFCL: 20; a retry after a parse error counts; turns the embedded policy passes take at most 4)',
+        'steps per user turn in training rollouts, calls and retries after a parse error alike; a step beyond them that still calls quits the task (BFCL: 20, which evaluation keeps; turns the embedded policy passes take at most 4)',
       ),
     lr: num(0, 1).default(1e-4).describe('Adam learning rate'),
     lossAgg: z
