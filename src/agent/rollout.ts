@@ -17,7 +17,7 @@ import {
   type TrainingContext,
 } from '../seal/interface.js';
 import type { Trajectory } from '../seal/trajectory.js';
-import type { FormatAdapter } from './format.js';
+import { CALL_SKELETONS, type FormatAdapter } from './format.js';
 import { EpisodeRecorder, type StepMeta } from './recorder.js';
 import type { CallRecorder } from './trajectory.js';
 
@@ -139,7 +139,11 @@ export async function rolloutTranscript(
       if (decoded.kind === 'parse_error' && (options.onParseError ?? 'end_turn') === 'reply' && ep.canRetry) {
         rec.rejectStep(decoded.error, meta);
         const help = ti
-          ? parseFailureHelp(ti.ctx, ti.state, { format: format.format, toolNames, error: decoded.error })
+          ? parseFailureHelp(ti.ctx, ti.state, {
+              skeleton: CALL_SKELETONS[format.format],
+              toolNames,
+              error: decoded.error,
+            })
           : undefined;
         const reply = format.parseErrorMessage(
           completion,

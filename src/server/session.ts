@@ -8,7 +8,7 @@
  * policy may retry, each try counting toward the step limit), the next user turn or the
  * miss_func reveal, and `[CONVERSATION_COMPLETED]` at the end.
  */
-import type { FormatAdapter } from '../agent/format.js';
+import { CALL_SKELETONS, type FormatAdapter } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
 import { EpisodeRecorder, type StepMeta } from '../agent/recorder.js';
 import type { TrainingInterface } from '../agent/rollout.js';
@@ -273,7 +273,7 @@ export class ServeSession {
       this.rec.rejectStep(decoded.error, meta);
       const help = this.ti
         ? parseFailureHelp(this.ti.ctx, this.ti.state, {
-            format: this.format.format,
+            skeleton: CALL_SKELETONS[this.format.format],
             toolNames: obs.functions.map((f) => f.name),
             error: decoded.error,
           })

@@ -7,7 +7,7 @@
  * the round they first appeared in. Evolution reads only the aggregate failure profile, so a cue
  * is chosen by failure type and never by task instance.
  */
-import { isLabel, type Label } from '../labels.js';
+import { isLabel, type Label, POLICY_FAILURES } from '../labels.js';
 import type { LabelStats, ProfileScope, ProfileSnapshot } from '../profile.js';
 
 export const INTERFACE_STATE_VERSION = 1;
@@ -65,17 +65,8 @@ export const DEFAULT_CUE_TRIGGERS: Readonly<Record<CueGroup, readonly Label[]>> 
 /** The paper's always-on part: schema annotation with required marks and allowed values. */
 export const DEFAULT_ALWAYS_ON: readonly CueGroup[] = ['requiredMarks', 'allowedValues'];
 
-/** Labels that have a capability guideline: the policy's own failures. */
-export const GUIDELINE_LABELS: readonly Label[] = [
-  'invalid_tool_call',
-  'argument_mismatch',
-  'state_mismatch',
-  'instance_mismatch',
-  'recovery_failure',
-  'missing_tool_call',
-  'spurious_tool_call',
-  'response_mismatch',
-];
+/** Labels that have a capability guideline: the policy's own failures, in their order. */
+export const GUIDELINE_LABELS: readonly Label[] = POLICY_FAILURES;
 
 /** When a label counts as a current weakness of the policy. */
 export interface ActivationThresholds {
