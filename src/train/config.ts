@@ -8,11 +8,9 @@
  * rate, temperature, steps per turn, a validation subset, failed-turns credit, rollout-mean and
  * the supervised anchor.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/ops.js';
-import { type Layer, Settings, SettingsError } from '../util/settings.js';
+import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -145,18 +143,4 @@ export function resolveConfig(
       `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
     );
   return { config, overrides };
-}
-
-function readConfigFile(file: string): Record<string, unknown> {
-  if (!existsSync(file)) throw new SettingsError(`config file not found: ${file}`);
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new SettingsError(`${file} is not valid YAML: ${(e as Error).message}`);
-  }
-  if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new SettingsError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
-  return parsed as Record<string, unknown>;
 }

@@ -3,12 +3,15 @@
  * (`batchSize` is `--batch-size`), how its text is read, the validation, the defaults, the help
  * and the layering of several sources (a config file or a checkpoint, then the flags) all come
  * from it. `seal train` (train/config.ts) and `seal pretrain` (learner/embedded/pretrain-config.ts)
- * declare theirs with it.
+ * declare theirs with it; both read a YAML file of the same keys with `--config` (the presets under
+ * `configs/`).
  *
  * A key's kind is read off its schema: a number, a boolean given as `true`/`false`, a choice (an
  * enum), a string, or a switch: `z.literal(true).optional()`, a flag without a value that is set
  * or not (`--untied`).
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UsageError, UserError } from './errors.js';
 
@@ -180,10 +183,35 @@ export class Settings<S extends Shape> {
     return { config, overrides };
   }
 
+  /**
+   * The keys of a YAML config file, each checked against the schema on its own (an unknown key or
+   * a bad value names the file and the key); what the file leaves out stays unset.
+   */
+  readFile(file: string): Partial<Record<keyof S & string, unknown>> {
+    const values = readConfigFile(file);
+    this.check(values, () => file);
+    return values as Partial<Record<keyof S & string, unknown>>;
+  }
+
   private check(values: unknown, sourceOf: (key: string) => string): z.infer<z.ZodObject<S>> {
     const checked = this.schema.safeParse(values);
     if (checked.success) return checked.data;
     const issue = checked.error.issues[0]!;
     throw new SettingsError(this.describeIssue(issue, sourceOf(String(issue.path[0] ?? ''))));
   }
+}
+
+/** A YAML file of setting keys, as a plain mapping (the schema checks its keys and values). */
+export function readConfigFile(file: string): Record<string, unknown> {
+  if (!existsSync(file)) throw new SettingsError(`config file not found: ${file}`);
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new SettingsError(`${file} is not valid YAML: ${(e as Error).message}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new SettingsError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
+  return parsed as Record<string, unknown>;
 }
