@@ -12,8 +12,8 @@ import type { ChatMessage, Completion } from '../policy/policy.js';
 import type { SchemaShown } from '../seal/interface.js';
 import type { DecodedStep } from './recorder.js';
 
-export type ToolCallFormat = 'native' | 'hermes' | 'python' | 'compact';
-export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ['native', 'hermes', 'python', 'compact'];
+export const TOOL_CALL_FORMATS = ['native', 'hermes', 'python', 'compact'] as const;
+export type ToolCallFormat = (typeof TOOL_CALL_FORMATS)[number];
 
 /**
  * How a call is written in each format, for the interface's format help after output that did not

@@ -9,7 +9,9 @@
  * the supervised anchor.
  */
 import { z } from 'zod';
+import { SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/ops.js';
+import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
 
@@ -25,7 +27,7 @@ export const TRAIN_SCHEMA = z
     seed: int(0, 2 ** 31 - 1)
       .default(1)
       .describe('seeds task order, sampling and the validation subset'),
-    suite: z.enum(['mini', 'bfcl']).default('mini').describe('task suite (bfcl needs --data-dir)'),
+    suite: suiteSetting(SUITES, 'mini'),
     checkpoint: z.string().min(1).optional().meta({
       description: 'embedded base checkpoint directory (default: the shipped base)',
       placeholder: 'dir',
@@ -38,7 +40,10 @@ export const TRAIN_SCHEMA = z
       .describe(
         "share of a round's tasks drawn again from earlier tasks whose last group had some but not all rollouts succeed (beyond the paper; 0: every task fresh)",
       ),
-    temperature: num(0.05, 2).default(0.7).describe('sampling temperature of training rollouts'),
+    // above 0 (util/fragments.ts says why the range is what it is): GRPO needs a group's rollouts to differ
+    temperature: num(0.05, TEMPERATURE_MAX)
+      .default(0.7)
+      .describe('sampling temperature of training rollouts'),
     maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
     maxSteps: int(1, 20)
       .default(5)
@@ -82,9 +87,9 @@ export const TRAIN_SCHEMA = z
       .boolean()
       .default(true)
       .describe("renormalise the weights of a round's nonzero-advantage rollouts to mean 1"),
-    schemaCues: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: schema cues'),
-    errorFeedback: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: error feedback'),
-    guidelines: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: capability guidelines'),
+    schemaCues: interfaceModeSetting('schema cues'),
+    errorFeedback: interfaceModeSetting('error feedback'),
+    guidelines: interfaceModeSetting('capability guidelines'),
     maxGuidelines: int(0, 8)
       .default(3)
       .describe('interface: at most this many capability guidelines at once (the top by pressure)'),

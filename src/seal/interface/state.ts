@@ -7,6 +7,7 @@
  * the round they first appeared in. Evolution reads only the aggregate failure profile, so a cue
  * is chosen by failure type and never by task instance.
  */
+import { INTERFACE_MODES, type InterfaceMode } from '../../util/fragments.js';
 import { isLabel, type Label, POLICY_FAILURES } from '../labels.js';
 import type { LabelStats, ProfileScope, ProfileSnapshot } from '../profile.js';
 
@@ -20,8 +21,8 @@ export type InterfaceComponent = (typeof COMPONENTS)[number];
  * `on`: every cue group of the component is shown from round 0 (for guidelines, which need a
  * profile to pick labels, `on` equals `auto`); `off`: nothing of the component is ever shown.
  */
-export type ComponentMode = 'auto' | 'on' | 'off';
-const MODES: readonly ComponentMode[] = ['auto', 'on', 'off'];
+export type ComponentMode = InterfaceMode;
+const MODES: readonly ComponentMode[] = INTERFACE_MODES;
 
 export const CUE_GROUPS = [
   'requiredMarks',
