@@ -118,7 +118,7 @@ describe('--config through the real seal process', () => {
     const out = join(dir, 'tiny');
     const stage = file(
       'tiny.yaml',
-      'seed: 3\ntasks: 4\nsteps: 50\nbatchSize: 2\nvocab: 300\ncontext: 64\nlayers: 1\nheads: 1\nwidth: 8\nheldOut: 0\n',
+      'seed: 3\ntasks: 6\nsteps: 50\nbatchSize: 2\nvocab: 400\ncontext: 768\nlayers: 1\nheads: 2\nwidth: 32\nheldOut: 0\n',
     );
     const r = await seal([
       'pretrain',
@@ -138,6 +138,6 @@ describe('--config through the real seal process', () => {
       stepsDone: number;
     };
     expect(written.stepsDone).toBe(2);
-    expect(written.command).toContain('--seed 3 --tasks 4 --steps 2 --batch-size 2');
+    expect(written.command).toContain('--seed 3 --tasks 6 --steps 2 --batch-size 2');
   }, 120_000);
 });
