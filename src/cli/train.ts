@@ -66,7 +66,10 @@ export function registerTrain(program: Command): void {
     .description(
       'Train the embedded policy with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
     )
-    .option('--config <file>', 'YAML file of config keys, e.g. a preset under configs/train/ (flags override it)')
+    .option(
+      '--config <file>',
+      'YAML file of config keys, e.g. a preset under configs/train/ (flags override it)',
+    )
     .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
     .option('--resume <dir>', 'continue a run folder from its last completed round')
     .addOption(dataDirOption())
