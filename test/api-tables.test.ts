@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLASS_NAMES } from '../src/envs/bfcl/apis/api.js';
 import { API_CLASSES } from '../src/envs/bfcl/apis/index.js';
-import { DATA_DIR, sharedData } from './support/golden.js';
+import { readOracle, sharedData } from './support/golden.js';
 
 interface ReferenceTables {
   classes: Record<
@@ -11,9 +9,7 @@ interface ReferenceTables {
     { methods: Record<string, { params_in_python_order: { name: string; required: boolean }[] }> }
   >;
 }
-const tables = JSON.parse(
-  readFileSync(join(DATA_DIR, 'derived', 'class_reference_tables.json'), 'utf8'),
-) as ReferenceTables;
+const tables = JSON.parse(readOracle('class_reference_tables.json')) as ReferenceTables;
 
 // Positional arguments bind in the Python parameter order, and binding errors name required
 // parameters, so every method table must agree with the reference signatures exactly.

@@ -50,6 +50,30 @@ describe('BFCL episodes', () => {
     expect(r.errorType).toBe('multi_turn:force_terminated');
   });
 
+  it('owns its step limit: calls and answered retries count alike, and the step beyond them quits', () => {
+    const task = data.byId.get('multi_turn_base_0')!;
+    const ep = new BfclEpisode(task, data, { maxStepsPerTurn: 3 });
+    expect(ep.canRetry).toBe(true);
+    ep.reject();
+    expect(ep.act(['ls()']).status).toBe('continue');
+    // two steps taken: a retry now would have no step left to run in
+    expect(ep.stepsTaken).toBe(2);
+    expect(ep.canRetry).toBe(false);
+    expect(() => ep.reject()).toThrow(/no step left/);
+    expect(ep.act(['ls()']).status).toBe('continue');
+    expect(ep.act(['ls()']).status).toBe('force_quit');
+    expect(ep.status).toBe('done');
+    expect(ep.check().errorType).toBe('multi_turn:force_terminated');
+    // a new turn starts with the whole budget
+    const next = new BfclEpisode(task, data, { maxStepsPerTurn: 1 });
+    expect(next.act([]).status).toBe('turn_end');
+    expect(next.nextTurn()).toBe(true);
+    expect(next.stepsTaken).toBe(0);
+    expect(next.act(['ls()']).status).toBe('continue');
+    expect(next.act(['ls()']).status).toBe('force_quit');
+    expect(() => new BfclEpisode(task, data, { maxStepsPerTurn: 0 })).toThrow(RangeError);
+  });
+
   it('keeps episodes of the same task independent when interleaved', () => {
     const task = data.byId.get('multi_turn_base_10')!;
     const a = new BfclEpisode(task, data);

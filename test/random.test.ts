@@ -1,16 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { floatRepr } from '../src/envs/bfcl/py/format.js';
 import { PyRandom } from '../src/envs/bfcl/py/random.js';
-import { GOLDEN_DIR } from './support/golden.js';
+import { readOracle } from './support/golden.js';
 
 interface SeedRecord {
   first_64_uint32: number[];
   first_16_random_float_repr: string[];
   sequences_from_fresh_generator: Record<string, (number | string)[]>;
 }
-const ref = JSON.parse(readFileSync(join(GOLDEN_DIR, 'python_random_reference.json'), 'utf8')) as {
+const ref = JSON.parse(readOracle('python_random_reference.json')) as {
   seeds: Record<string, SeedRecord>;
 };
 

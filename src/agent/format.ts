@@ -9,11 +9,32 @@
 import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion } from '../policy/policy.js';
-import type { SchemaShown, ToolCallFormat } from '../seal/interface.js';
+import type { SchemaShown } from '../seal/interface.js';
 import type { DecodedStep } from './recorder.js';
 
-export type { ToolCallFormat } from '../seal/interface.js';
-export { TOOL_CALL_FORMATS } from '../seal/interface.js';
+export const TOOL_CALL_FORMATS = ['native', 'hermes', 'python', 'compact'] as const;
+export type ToolCallFormat = (typeof TOOL_CALL_FORMATS)[number];
+
+/**
+ * How a call is written in each format, for the interface's format help after output that did not
+ * parse. Placeholders only: a skeleton must not suggest which tool or value to use.
+ */
+export const CALL_SKELETONS: Readonly<Record<ToolCallFormat, string>> = {
+  native:
+    'Use the function-calling interface (a tool call with the tool name and a JSON object of arguments), ' +
+    'not calls written in the message text. Each call has this shape:\n' +
+    '{"name": "<tool_name>", "arguments": {"<parameter>": <value>, "<other_parameter>": <value>}}',
+  hermes:
+    'Write one <tool_call> block per call, each holding a JSON object with the tool name and its arguments:\n' +
+    '<tool_call>\n{"name": "<tool_name>", "arguments": {"<parameter>": <value>, "<other_parameter>": <value>}}\n</tool_call>',
+  python:
+    'Write the calls as one Python list with keyword arguments and literal values ' +
+    '(quoted strings, numbers, lists, True, False, None):\n' +
+    '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
+  compact:
+    'Reply with only a Python list of calls with literal values:\n' +
+    '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
+};
 
 export interface FormatAdapter {
   readonly format: ToolCallFormat;

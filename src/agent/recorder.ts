@@ -4,7 +4,7 @@
  * drives it; tests drive it with scripted outputs.
  */
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { BfclEpisode, type StepOutcome } from '../envs/bfcl/episode.js';
+import { BfclEpisode, type EpisodeOptions, type StepOutcome } from '../envs/bfcl/episode.js';
 import type { StepRecord, Trajectory } from '../seal/trajectory.js';
 import { assembleTrajectory, CallRecorder, checkerFailure, checkWithDetail } from './trajectory.js';
 
@@ -30,9 +30,12 @@ export class EpisodeRecorder {
   constructor(
     readonly task: BfclTask,
     private readonly data: BfclData,
-    options: { modelName?: string; recorder?: CallRecorder } = {},
+    options: EpisodeOptions & { recorder?: CallRecorder } = {},
   ) {
-    this.episode = new BfclEpisode(task, data, options.modelName ? { modelName: options.modelName } : {});
+    this.episode = new BfclEpisode(task, data, {
+      ...(options.modelName ? { modelName: options.modelName } : {}),
+      ...(options.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: options.maxStepsPerTurn } : {}),
+    });
     this.recorder = options.recorder ?? new CallRecorder(data);
   }
 
@@ -62,9 +65,11 @@ export class EpisodeRecorder {
   /**
    * Record output that did not parse, without ending the turn: the training protocol answers it
    * with an error message and lets the policy retry (the official inference loop instead ends the
-   * turn: use `step({kind: 'parse_error'})` for that).
+   * turn: use `step({kind: 'parse_error'})` for that). The rejected output counts toward the
+   * turn's step limit; ask `episode.canRetry` first.
    */
   rejectStep(error: string, meta: StepMeta = {}): void {
+    this.episode.reject();
     this.steps[this.episode.turn]!.push({ ...meta, parseError: error, calls: [] });
   }
 

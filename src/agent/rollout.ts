@@ -1,12 +1,12 @@
 /**
  * The rollout loop: plays a whole BFCL task with a policy, the way the official inference loop
  * does (user turns, the miss_func reveal turn, steps until the policy stops calling tools, the
- * 20-step limit), optionally through the training-time interface, and returns the trajectory
+ * episode's step limit), optionally through the training-time interface, and returns the trajectory
  * record with everything a trainer needs (raw text, token ids and logprobs, calls, results,
  * latencies, usage).
  */
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { ADDITIONAL_FUNCTION_MESSAGE, MAX_STEPS_PER_TURN } from '../envs/bfcl/episode.js';
+import { ADDITIONAL_FUNCTION_MESSAGE } from '../envs/bfcl/episode.js';
 import type { ChatMessage, Completion, Policy, SamplingOptions } from '../policy/policy.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import {
@@ -17,7 +17,7 @@ import {
   type TrainingContext,
 } from '../seal/interface.js';
 import type { Trajectory } from '../seal/trajectory.js';
-import type { FormatAdapter } from './format.js';
+import { CALL_SKELETONS, type FormatAdapter } from './format.js';
 import { EpisodeRecorder, type StepMeta } from './recorder.js';
 import type { CallRecorder } from './trajectory.js';
 
@@ -39,6 +39,10 @@ export interface RolloutOptions {
   readonly trainingInterface?: TrainingInterface;
   readonly signal?: AbortSignal;
   readonly recorder?: CallRecorder;
+  /**
+   * Steps a turn may take, calls and retries alike; the episode enforces it (default: BFCL's 20,
+   * which strict evaluation keeps).
+   */
   readonly maxStepsPerTurn?: number;
 }
 
@@ -73,9 +77,9 @@ export async function rolloutTranscript(
 ): Promise<{ trajectory: Trajectory; messages: ChatMessage[] }> {
   const { format } = options;
   const ti = options.trainingInterface;
-  const maxSteps = options.maxStepsPerTurn ?? MAX_STEPS_PER_TURN;
   const rec = new EpisodeRecorder(task, data, {
     modelName: policy.name,
+    ...(options.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: options.maxStepsPerTurn } : {}),
     ...(options.recorder ? { recorder: options.recorder } : {}),
   });
   const ep = rec.episode;
@@ -100,7 +104,6 @@ export async function rolloutTranscript(
       for (const m of obs.messages) messages.push({ role: 'user', content: m.content });
     }
     const toolNames = obs.functions.map((f) => f.name);
-    let attempts = 0;
     for (;;) {
       const completion = await policy.complete(
         {
@@ -110,7 +113,6 @@ export async function rolloutTranscript(
         },
         options.signal,
       );
-      attempts++;
       const decoded = format.decode(completion);
       messages.push(format.assistantMessage(completion));
       const meta = stepMeta(completion);
@@ -134,14 +136,14 @@ export async function rolloutTranscript(
         }
         continue;
       }
-      if (
-        decoded.kind === 'parse_error' &&
-        (options.onParseError ?? 'end_turn') === 'reply' &&
-        attempts < maxSteps
-      ) {
+      if (decoded.kind === 'parse_error' && (options.onParseError ?? 'end_turn') === 'reply' && ep.canRetry) {
         rec.rejectStep(decoded.error, meta);
         const help = ti
-          ? parseFailureHelp(ti.ctx, ti.state, { format: format.format, toolNames, error: decoded.error })
+          ? parseFailureHelp(ti.ctx, ti.state, {
+              skeleton: CALL_SKELETONS[format.format],
+              toolNames,
+              error: decoded.error,
+            })
           : undefined;
         const reply = format.parseErrorMessage(
           completion,

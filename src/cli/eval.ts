@@ -1,10 +1,11 @@
 /** `seal eval`: flag parsing and output; the work is in eval/. */
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
-import { type Command, Option } from 'commander';
-import { TOOL_CALL_FORMATS, type ToolCallFormat } from '../agent/format.js';
-import { type BfclData, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
+import type { Command } from 'commander';
+import type { ToolCallFormat } from '../agent/format.js';
+import type { BfclData } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
+import { EVAL_SETTINGS, type EvalConfig } from '../eval/config.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
 import { BASE_CHECKPOINT_DIR, CheckpointError, loadCheckpoint } from '../policy/embedded/checkpoint.js';
 import { EMBEDDED_TOOL_FORMAT, EmbeddedPolicy } from '../policy/embedded/policy.js';
@@ -12,91 +13,27 @@ import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.j
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { UsageError } from '../util/errors.js';
-import { dataDirOption, LIMITS, optionalNumberFlag, parseNumberFlag, parseUrlFlag } from './flags.js';
+import { addSettingOptions, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 import { splitIds } from './verify.js';
 
 /** `seal eval` */
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command('eval')
     .description(
       'Evaluate a policy (a model served by an OpenAI-compatible server, or the embedded one) under the strict protocol',
-    )
-    .addOption(
-      new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
-        .choices([...SUITES])
-        .default('bfcl'),
-    )
-    .option('--split <split>', 'test, train, all, or comma-separated task ids', 'test')
-    .addOption(
-      new Option(
-        '--policy <kind>',
-        'server: an OpenAI-compatible model server; embedded: the built-in small model',
-      )
-        .choices(['server', 'embedded'])
-        .default('server'),
-    )
-    .option(
-      '--model <name>',
-      'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base)',
-    )
-    .option(
-      '--base-url <url>',
-      'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
-    )
-    .option('--api-key-env <var>', 'environment variable holding the API key', 'OPENAI_API_KEY')
-    .addOption(
-      new Option(
-        '--format <format>',
-        'tool-call format (default: native for a server, compact for embedded)',
-      ).choices([...TOOL_CALL_FORMATS]),
-    )
-    .option('--concurrency <n>', 'tasks in flight at once', '8')
-    .option('--temperature <t>', 'sampling temperature', '0')
-    .option('--top-p <p>', 'nucleus sampling')
-    .option('--max-tokens <n>', 'completion length limit per step')
-    .option('--seed <n>', 'sampling seed, when the server supports it')
-    .option('--stop <text...>', 'stop sequences')
-    .option('--extra-body <json>', 'extra request fields, e.g. \'{"return_token_ids": true}\' for vLLM')
-    .option('--logprobs', 'ask for token logprobs and keep them in the trajectories')
-    .option('--timeout <seconds>', 'per-request timeout', '300')
-    .option('--retries <n>', 'retries on 429, 5xx, timeouts and network errors', '3')
-    .requiredOption('--out <dir>', 'run folder; rerunning into it resumes')
-    .addOption(dataDirOption())
-    .action(async (opts: EvalFlags & { dataDir?: string }) => {
-      const data = loadSuite(opts.suite, opts.dataDir);
-      await runEvalCommand(data, opts, (s) => console.log(s));
-    });
-}
-
-export type PolicyKind = 'server' | 'embedded';
-
-export interface EvalFlags {
-  readonly suite: SuiteName;
-  readonly split: string;
-  readonly policy: PolicyKind;
-  /** server: the model name; embedded: a checkpoint directory (default: the shipped base) */
-  readonly model?: string;
-  /** default: native for a server, compact for the embedded policy */
-  readonly format?: ToolCallFormat;
-  readonly baseUrl?: string;
-  readonly apiKeyEnv: string;
-  readonly concurrency: string;
-  readonly temperature: string;
-  readonly topP?: string;
-  readonly maxTokens?: string;
-  readonly seed?: string;
-  readonly stop?: string[];
-  readonly extraBody?: string;
-  readonly logprobs?: boolean;
-  readonly timeout: string;
-  readonly retries: string;
-  readonly out: string;
+    );
+  addSettingOptions(cmd, EVAL_SETTINGS);
+  cmd.action(async (opts: Record<string, unknown>) => {
+    const config = EVAL_SETTINGS.ofFlags(opts);
+    const data = loadSuite(config.suite, config.dataDir);
+    await runEvalCommand(data, config, (s) => console.log(s));
+  });
 }
 
 /** The policy and the run-config fields naming it. */
-function serverPolicy(flags: EvalFlags): {
+function serverPolicy(flags: EvalConfig): {
   policy: Policy;
   model: string;
   baseUrl: string;
@@ -130,8 +67,8 @@ function serverPolicy(flags: EvalFlags): {
     ...(apiKey ? { apiKey } : {}),
     ...(extraBody ? { extraBody } : {}),
     ...(flags.logprobs ? { returnLogprobs: true } : {}),
-    timeoutMs: parseNumberFlag('--timeout', flags.timeout, LIMITS.timeoutSeconds) * 1000,
-    maxRetries: parseNumberFlag('--retries', flags.retries, LIMITS.retries),
+    timeoutMs: flags.timeout * 1000,
+    maxRetries: flags.retries,
   });
   return { policy, model: flags.model, baseUrl, format: flags.format ?? 'native' };
 }
@@ -141,7 +78,7 @@ function serverPolicy(flags: EvalFlags): {
  * request without a seed is seeded from its messages, so results do not depend on the thread count.
  */
 async function embeddedPolicy(
-  flags: EvalFlags,
+  flags: EvalConfig,
   concurrency: number,
 ): Promise<{
   policy: Policy;
@@ -181,19 +118,17 @@ async function embeddedPolicy(
 
 export async function runEvalCommand(
   data: BfclData,
-  flags: EvalFlags,
+  flags: EvalConfig,
   print: (s: string) => void,
 ): Promise<void> {
   const sampling: SamplingOptions = {
-    temperature: parseNumberFlag('--temperature', flags.temperature, LIMITS.temperature),
-    ...(flags.topP !== undefined ? { topP: optionalNumberFlag('--top-p', flags.topP, LIMITS.topP)! } : {}),
-    ...(flags.maxTokens !== undefined
-      ? { maxTokens: optionalNumberFlag('--max-tokens', flags.maxTokens, LIMITS.maxTokens)! }
-      : {}),
-    ...(flags.seed !== undefined ? { seed: optionalNumberFlag('--seed', flags.seed, LIMITS.seed)! } : {}),
+    temperature: flags.temperature,
+    ...(flags.topP !== undefined ? { topP: flags.topP } : {}),
+    ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
+    ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
     ...(flags.stop?.length ? { stop: flags.stop } : {}),
   };
-  const concurrency = parseNumberFlag('--concurrency', flags.concurrency, LIMITS.concurrency);
+  const concurrency = flags.concurrency;
   const chosen = flags.policy === 'embedded' ? await embeddedPolicy(flags, concurrency) : serverPolicy(flags);
   try {
     const ids = splitIds(data, flags.split);

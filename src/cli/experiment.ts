@@ -14,7 +14,7 @@ import { METHODS, type Method, RUN_FILES } from '../train/record.js';
 import { RunFolder } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
-import { addSettingOptions, parseNumberFlag } from './flags.js';
+import { addSettingOptions, dataDirOption, parseNumberFlag } from './flags.js';
 import { trainHooks } from './train.js';
 
 function parseList<T extends string>(flag: string, text: string, allowed?: readonly T[]): T[] {
@@ -41,7 +41,7 @@ export function registerExperiment(program: Command): void {
     .option('--seeds <list>', 'comma-separated seeds (default: 1,2,3)')
     .option('--out <dir>', 'experiment folder, one run folder per method and seed (default: runs/experiment)')
     .option('--config <file>', 'YAML file of config keys shared by every run (flags override it)')
-    .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
+    .addOption(dataDirOption())
     .option('--quiet', 'no progress lines');
   addSettingOptions(cmd, TRAIN_SETTINGS, ['method', 'seed']);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {

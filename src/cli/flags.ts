@@ -1,13 +1,15 @@
 /**
- * Flag values every command parses the same way: numbers with their allowed range (the parser
- * lives in util/settings.ts, which the settings schemas of `seal train` and `seal pretrain` share),
- * and the options several commands share. A bad value is a UsageError naming the flag, the range
- * and what was given (exit 2), never a silent NaN or a value some later layer chokes on.
+ * Flags from settings schemas: every key of a command's schema (util/settings.ts) becomes a flag
+ * with its help, default and choices, and a required key a required flag. Numbers are read by the
+ * one parser there; a bad value is a UsageError naming the flag, the range and what was given
+ * (exit 2), never a silent NaN or a value some later layer chokes on. The settings several
+ * commands share are the fragments of util/fragments.ts.
  */
 import { type Command, Option } from 'commander';
 import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import { UsageError } from '../util/errors.js';
-import { flagOf, type NumberRange, parseNumberFlag, type Settings, type Shape } from '../util/settings.js';
+import { dataDirSetting } from '../util/fragments.js';
+import { flagOf, parseNumberFlag, type Settings, type Shape } from '../util/settings.js';
 
 export { parseNumberFlag };
 
@@ -28,31 +30,16 @@ export function addSettingOptions<S extends Shape>(
       `${settings.describe(key)}${def !== undefined ? ` (default ${def})` : ''}`,
     );
     if (typeof kind === 'object') opt.choices(kind.choices);
+    if (settings.required(key)) opt.makeOptionMandatory();
     cmd.addOption(opt);
   }
 }
 
-/** The same for an optional flag: undefined stays undefined. */
-export function optionalNumberFlag(flag: string, value: string | undefined, range: NumberRange = {}) {
-  return value === undefined ? undefined : parseNumberFlag(flag, value, range);
-}
-
-/**
- * Limits that keep a value meaningful downstream. Node's timers hold at most 2^31-1 ms; a longer
- * delay fires after 1 ms, which would turn a generous --timeout into every request timing out.
- */
-export const LIMITS = {
-  timeoutSeconds: { min: 0.001, max: Math.floor((2 ** 31 - 1) / 1000) },
-  retries: { int: true, min: 0, max: 100 },
-  concurrency: { int: true, min: 1, max: 4096 },
-  topP: { min: 0, minExclusive: true, max: 1 },
-  temperature: { min: 0, max: 100 },
-  maxTokens: { int: true, min: 1, max: 10_000_000 },
-  seed: { int: true },
-} as const satisfies Record<string, NumberRange>;
-
-export const dataDirOption = () =>
-  new Option('--data-dir <dir>', `BFCL data directory (default: $${DATA_DIR_ENV}, else the pull cache)`);
+/** `--data-dir` for a command whose other flags are written by hand: the shared fragment's wording */
+export const dataDirOption = () => {
+  const setting = dataDirSetting(DATA_DIR_ENV);
+  return new Option(`--data-dir <${setting.meta()?.placeholder ?? 'dir'}>`, setting.description ?? '');
+};
 
 /** An http(s) URL flag; anything else is a UsageError with an example. */
 export function parseUrlFlag(flag: string, value: string, example: string): string {

@@ -11,7 +11,11 @@ export function registerPretrain(program: Command): void {
     .description(
       "Build the embedded policy's base checkpoint: supervised training on generated mini-suite demonstrations (resumable)",
     )
-    .requiredOption('--out <dir>', 'checkpoint directory; rerunning into it resumes');
+    .requiredOption('--out <dir>', 'checkpoint directory; rerunning into it resumes')
+    .option(
+      '--config <file>',
+      'YAML file of settings keys (seed, tasks, init, ...; the stages of the base are under configs/pretrain/); flags override it',
+    );
   addSettingOptions(cmd, PRETRAIN_SETTINGS);
   cmd
     .option('--quiet', 'no progress lines (training.log.jsonl has every step)')
@@ -23,7 +27,8 @@ export async function runPretrainCommand(
   print: (s: string) => void,
 ): Promise<void> {
   const out = String(opts.out);
-  const given = optionsOfFlags(PRETRAIN_SETTINGS.fromFlags(opts));
+  const file = opts.config === undefined ? {} : PRETRAIN_SETTINGS.readFile(String(opts.config));
+  const given = optionsOfFlags({ ...file, ...PRETRAIN_SETTINGS.fromFlags(opts) });
   let last = 0;
   const r = await pretrain({
     ...given,

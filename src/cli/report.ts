@@ -1,44 +1,51 @@
 /** `seal report DIR [DIR...]`: flag parsing and the one-line summary; the work is in report/. */
 import type { Command } from 'commander';
+import { z } from 'zod';
 import { DEFAULT_REPORT_OPTIONS } from '../report/data.js';
 import { defaultReportPath, writeReport } from '../report/report.js';
-import { parseNumberFlag } from './flags.js';
+import { Settings } from '../util/settings.js';
+import { addSettingOptions } from './flags.js';
 
-interface ReportFlags {
-  readonly out?: string;
-  readonly rollouts: string;
-  readonly maxChars: string;
-}
+/** The flags of `seal report`, declared once (util/settings.ts). */
+export const REPORT_SCHEMA = z
+  .object({
+    out: z.string().min(1).optional().meta({
+      description: 'where to write (default: DIR/report.html for one run, ./report.html for several)',
+      placeholder: 'file',
+    }),
+    rollouts: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_REPORT_OPTIONS.rolloutsPerRound)
+      .describe('rollouts per round in the trajectory browser (fewer when a run has many rounds)'),
+    maxChars: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_REPORT_OPTIONS.maxTextChars)
+      .describe('model text and tool output per step cut after this many characters'),
+  })
+  .strict();
+export const REPORT_SETTINGS = new Settings(REPORT_SCHEMA, 'flag');
 
 export function registerReport(program: Command): void {
-  program
+  const cmd = program
     .command('report')
     .description(
       'Write one self-contained HTML report (charts, interface timeline, trajectory browser) for one or several seal train runs',
     )
-    .argument('<dirs...>', 'run folders written by seal train')
-    .option(
-      '--out <file>',
-      'where to write (default: DIR/report.html for one run, ./report.html for several)',
-    )
-    .option(
-      '--rollouts <n>',
-      'rollouts per round in the trajectory browser (fewer when a run has many rounds)',
-      String(DEFAULT_REPORT_OPTIONS.rolloutsPerRound),
-    )
-    .option(
-      '--max-chars <n>',
-      'model text and tool output per step cut after this many characters',
-      String(DEFAULT_REPORT_OPTIONS.maxTextChars),
-    )
-    .action((dirs: string[], flags: ReportFlags) => {
-      const options = {
-        ...DEFAULT_REPORT_OPTIONS,
-        rolloutsPerRound: parseNumberFlag('--rollouts', flags.rollouts, { int: true, min: 1 }),
-        maxTextChars: parseNumberFlag('--max-chars', flags.maxChars, { int: true, min: 1 }),
-      };
-      const r = writeReport(dirs, flags.out ?? defaultReportPath(dirs), options);
-      const rounds = r.runs.map((run) => `${run.name}: ${run.rounds.length} round(s)`).join(', ');
-      console.log(`${r.path}: ${(r.bytes / 1024).toFixed(0)} KiB (${rounds})`);
-    });
+    .argument('<dirs...>', 'run folders written by seal train');
+  addSettingOptions(cmd, REPORT_SETTINGS);
+  cmd.action((dirs: string[], opts: Record<string, unknown>) => {
+    const config = REPORT_SETTINGS.ofFlags(opts);
+    const options = {
+      ...DEFAULT_REPORT_OPTIONS,
+      rolloutsPerRound: config.rollouts,
+      maxTextChars: config.maxChars,
+    };
+    const r = writeReport(dirs, config.out ?? defaultReportPath(dirs), options);
+    const rounds = r.runs.map((run) => `${run.name}: ${run.rounds.length} round(s)`).join(', ');
+    console.log(`${r.path}: ${(r.bytes / 1024).toFixed(0)} KiB (${rounds})`);
+  });
 }

@@ -8,7 +8,7 @@ import type { RoundRecord } from '../train/record.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
 import { flagOf } from '../util/settings.js';
-import { addSettingOptions } from './flags.js';
+import { addSettingOptions, dataDirOption } from './flags.js';
 
 function defaultOutDir(method: string, seed: number): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
@@ -66,10 +66,13 @@ export function registerTrain(program: Command): void {
     .description(
       'Train the embedded policy with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
     )
-    .option('--config <file>', 'YAML file of config keys (flags override it)')
+    .option(
+      '--config <file>',
+      'YAML file of config keys, e.g. a preset under configs/train/ (flags override it)',
+    )
     .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
     .option('--resume <dir>', 'continue a run folder from its last completed round')
-    .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
+    .addOption(dataDirOption())
     .option('--quiet', 'no progress lines');
   addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {

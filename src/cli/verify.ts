@@ -2,12 +2,14 @@
 import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
+import { z } from 'zod';
 import { CallRecorder, trajectoryFromCalls } from '../agent/trajectory.js';
 import { decodeStep } from '../envs/bfcl/calls/decode.js';
 import { type CheckResult, checkTask } from '../envs/bfcl/checker.js';
+import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { CATEGORIES, CATEGORY_TITLES, SUITES, type SuiteName } from '../envs/bfcl/data/tasks.js';
+import { CATEGORIES, CATEGORY_TITLES, SUITES } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
 import { summarise, summaryTable } from '../eval/summary.js';
 import { markdownTable } from '../eval/table.js';
@@ -16,43 +18,52 @@ import { LABELS, type Label } from '../seal/labels.js';
 import { rolloutWeight } from '../seal/weighting.js';
 import { UsageError } from '../util/errors.js';
 import { fileAccessError, writeJsonLines } from '../util/files.js';
-import { dataDirOption } from './flags.js';
+import { dataDirSetting, suiteSetting } from '../util/fragments.js';
+import { Settings } from '../util/settings.js';
+import { addSettingOptions } from './flags.js';
+
+/** The flags of `seal verify`, declared once (util/settings.ts). */
+export const VERIFY_SCHEMA = z
+  .object({
+    suite: suiteSetting(SUITES, 'bfcl'),
+    results: z.string().min(1).optional().meta({
+      description: 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)',
+      placeholder: 'file',
+    }),
+    groundTruth: z
+      .literal(true)
+      .optional()
+      .describe('replay the ground truth as the result file (a self-check: 100.00 everywhere)'),
+    split: z.string().min(1).optional().meta({
+      description: 'only these tasks: train, test, all, or comma-separated ids',
+      placeholder: 'split',
+    }),
+    json: z.literal(true).optional().describe('print the summary as one JSON object'),
+    out: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'write one JSON line per task with its per-turn verdicts', placeholder: 'file' }),
+    diagnose: z
+      .literal(true)
+      .optional()
+      .describe('add per-turn diagnosis labels and the rollout weight w_j; print the label mix per category'),
+    dataDir: dataDirSetting(DATA_DIR_ENV),
+  })
+  .strict();
+export const VERIFY_SETTINGS = new Settings(VERIFY_SCHEMA, 'flag');
 
 /** `seal verify` */
 export function registerVerify(program: Command): void {
-  program
+  const cmd = program
     .command('verify')
-    .description('Score a BFCL result file with the official multi-turn checker')
-    .addOption(
-      new Option('--suite <name>', 'task suite: bfcl, or the built-in synthetic mini suite')
-        .choices([...SUITES])
-        .default('bfcl'),
-    )
-    .option('--results <file>', 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)')
-    .option('--ground-truth', 'replay the ground truth as the result file (a self-check: 100.00 everywhere)')
-    .option('--split <split>', 'only these tasks: train, test, all, or comma-separated ids')
-    .option('--json', 'print the summary as one JSON object')
-    .option('--out <file>', 'write one JSON line per task with its per-turn verdicts')
-    .option(
-      '--diagnose',
-      'add per-turn diagnosis labels and the rollout weight w_j; print the label mix per category',
-    )
-    .addOption(dataDirOption())
-    .action(
-      async (opts: {
-        suite: SuiteName;
-        results?: string;
-        groundTruth?: boolean;
-        split?: string;
-        json?: boolean;
-        out?: string;
-        diagnose?: boolean;
-        dataDir?: string;
-      }) => {
-        const data = loadSuite(opts.suite, opts.dataDir);
-        await runVerify(data, opts, (s) => console.log(s));
-      },
-    );
+    .description('Score a BFCL result file with the official multi-turn checker');
+  addSettingOptions(cmd, VERIFY_SETTINGS);
+  cmd.action(async (opts: Record<string, unknown>) => {
+    const config = VERIFY_SETTINGS.ofFlags(opts);
+    const data = loadSuite(config.suite, config.dataDir);
+    await runVerify(data, config, (s) => console.log(s));
+  });
 }
 
 export interface VerifyOptions {

@@ -20,18 +20,26 @@ export const LABELS = [
 export type Label = (typeof LABELS)[number];
 
 /**
- * Labels of a failing checked turn, dominant first: directly executable failures win over
- * downstream verifier ones (state and instance mismatch share a rank).
+ * The policy's own failures, dominant first: directly executable failures win over downstream
+ * verifier ones (state and instance mismatch share a rank). Each has a capability guideline in
+ * the interface, shown in this order.
  */
-export const FAILURE_PRIORITY: readonly Label[] = [
+export const POLICY_FAILURES: readonly Label[] = [
   'invalid_tool_call',
   'argument_mismatch',
   'state_mismatch',
   'instance_mismatch',
   'recovery_failure',
   'missing_tool_call',
+  'spurious_tool_call',
   'response_mismatch',
 ];
+
+/**
+ * Labels of a failing checked turn, dominant first: the policy's failures but
+ * `spurious_tool_call`, which only a turn the checker does not score (irrelevance) gets.
+ */
+export const FAILURE_PRIORITY: readonly Label[] = POLICY_FAILURES.filter((l) => l !== 'spurious_tool_call');
 
 /** Labels that say the checker or the ground truth failed, not the policy: never weighted. */
 export const EXCLUDED_LABELS: ReadonlySet<Label> = new Set<Label>(['checker_error', 'gt_error']);

@@ -69,7 +69,7 @@ const VALIDATION_MODES = ['validate', 'validation', 'val', 'test', 'eval', 'eval
 
 export const CreateParams = z.looseObject({
   /** the project's name for the tool-call format; wins over the reference's keys */
-  format: z.enum(TOOL_CALL_FORMATS as [ToolCallFormat, ...ToolCallFormat[]]).optional(),
+  format: z.enum(TOOL_CALL_FORMATS).optional(),
   tool_prompt_mode: z.string().optional(),
   tool_call_parser: z.string().optional(),
   /** the reference trainer's rollout mode; a validation mode gets no interface at all */

@@ -8,17 +8,13 @@
  * policy may retry, each try counting toward the step limit), the next user turn or the
  * miss_func reveal, and `[CONVERSATION_COMPLETED]` at the end.
  */
-import type { FormatAdapter } from '../agent/format.js';
+import { CALL_SKELETONS, type FormatAdapter } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
 import { EpisodeRecorder, type StepMeta } from '../agent/recorder.js';
 import type { TrainingInterface } from '../agent/rollout.js';
 import type { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import {
-  ADDITIONAL_FUNCTION_MESSAGE,
-  MAX_STEPS_PER_TURN,
-  type TurnObservation,
-} from '../envs/bfcl/episode.js';
+import { ADDITIONAL_FUNCTION_MESSAGE, type TurnObservation } from '../envs/bfcl/episode.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../policy/policy.js';
 import { diagnose, type TurnDiagnosis } from '../seal/diagnosis.js';
@@ -124,8 +120,6 @@ export class ServeSession {
   private readonly rec: EpisodeRecorder;
   private readonly format: FormatAdapter;
   private readonly ti: TrainingInterface | undefined;
-  /** completions in the current turn (parse failures included), as the rollout loop counts them */
-  private attempts = 0;
   private steps = 0;
   private terminated = false;
   private verdict: Verdict | undefined;
@@ -238,7 +232,6 @@ export class ServeSession {
     const decoded = this.format.decode(completion);
     const meta: StepMeta = { rawText: completion.text, latencyMs: 0 };
     const obs = this.rec.episode.observe();
-    this.attempts++;
     this.steps++;
     this.verdict = undefined;
     const base = { turn: obs.turn, step: this.steps };
@@ -275,12 +268,12 @@ export class ServeSession {
     if (
       decoded.kind === 'parse_error' &&
       this.options.onParseError === 'reply' &&
-      this.attempts < MAX_STEPS_PER_TURN
+      this.rec.episode.canRetry
     ) {
       this.rec.rejectStep(decoded.error, meta);
       const help = this.ti
         ? parseFailureHelp(this.ti.ctx, this.ti.state, {
-            format: this.format.format,
+            skeleton: CALL_SKELETONS[this.format.format],
             toolNames: obs.functions.map((f) => f.name),
             error: decoded.error,
           })
@@ -296,7 +289,6 @@ export class ServeSession {
     this.rec.step(decoded, meta);
     if (!this.rec.nextTurn())
       return this.end([{ role: 'user', content: CONVERSATION_COMPLETED }], { ...base, ...parseInfo });
-    this.attempts = 0;
     const next = this.rec.episode.observe();
     return {
       state: this.turnMessages(),

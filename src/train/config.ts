@@ -8,11 +8,11 @@
  * rate, temperature, steps per turn, a validation subset, failed-turns credit, rollout-mean and
  * the supervised anchor.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/backends.js';
-import { type Layer, Settings, SettingsError } from '../util/settings.js';
+import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
+import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -27,7 +27,7 @@ export const TRAIN_SCHEMA = z
     seed: int(0, 2 ** 31 - 1)
       .default(1)
       .describe('seeds task order, sampling and the validation subset'),
-    suite: z.enum(['mini', 'bfcl']).default('mini').describe('task suite (bfcl needs --data-dir)'),
+    suite: suiteSetting(SUITES, 'mini'),
     checkpoint: z.string().min(1).optional().meta({
       description: 'embedded base checkpoint directory (default: the shipped base)',
       placeholder: 'dir',
@@ -40,12 +40,15 @@ export const TRAIN_SCHEMA = z
       .describe(
         "share of a round's tasks drawn again from earlier tasks whose last group had some but not all rollouts succeed (beyond the paper; 0: every task fresh)",
       ),
-    temperature: num(0.05, 2).default(0.7).describe('sampling temperature of training rollouts'),
+    // above 0 (util/fragments.ts says why the range is what it is): GRPO needs a group's rollouts to differ
+    temperature: num(0.05, TEMPERATURE_MAX)
+      .default(0.7)
+      .describe('sampling temperature of training rollouts'),
     maxTokens: int(8, 1024).default(128).describe('completion tokens per step'),
     maxSteps: int(1, 20)
       .default(5)
       .describe(
-        'steps per user turn in training rollouts (BFCL: 20; a retry after a parse error counts; turns the embedded policy passes take at most 4)',
+        'steps per user turn in training rollouts, calls and retries after a parse error alike; a step beyond them that still calls quits the task (BFCL: 20, which evaluation keeps; turns the embedded policy passes take at most 4)',
       ),
     lr: num(0, 1).default(1e-4).describe('Adam learning rate'),
     lossAgg: z
@@ -84,9 +87,9 @@ export const TRAIN_SCHEMA = z
       .boolean()
       .default(true)
       .describe("renormalise the weights of a round's nonzero-advantage rollouts to mean 1"),
-    schemaCues: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: schema cues'),
-    errorFeedback: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: error feedback'),
-    guidelines: z.enum(['auto', 'on', 'off']).default('auto').describe('interface: capability guidelines'),
+    schemaCues: interfaceModeSetting('schema cues'),
+    errorFeedback: interfaceModeSetting('error feedback'),
+    guidelines: interfaceModeSetting('capability guidelines'),
     maxGuidelines: int(0, 8)
       .default(3)
       .describe('interface: at most this many capability guidelines at once (the top by pressure)'),
@@ -145,18 +148,4 @@ export function resolveConfig(
       `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
     );
   return { config, overrides };
-}
-
-function readConfigFile(file: string): Record<string, unknown> {
-  if (!existsSync(file)) throw new SettingsError(`config file not found: ${file}`);
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new SettingsError(`${file} is not valid YAML: ${(e as Error).message}`);
-  }
-  if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new SettingsError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
-  return parsed as Record<string, unknown>;
 }

@@ -3,19 +3,29 @@
  * (`batchSize` is `--batch-size`), how its text is read, the validation, the defaults, the help
  * and the layering of several sources (a config file or a checkpoint, then the flags) all come
  * from it. `seal train` (train/config.ts) and `seal pretrain` (learner/embedded/pretrain-config.ts)
- * declare theirs with it.
+ * declare theirs with it; both read a YAML file of the same keys with `--config` (the presets under
+ * `configs/`).
  *
  * A key's kind is read off its schema: a number, a boolean given as `true`/`false`, a choice (an
- * enum), a string, or a switch: `z.literal(true).optional()`, a flag without a value that is set
- * or not (`--untied`).
+ * enum), a string, a list of strings (`--stop <text...>`), or a switch: `z.literal(true).optional()`,
+ * a flag without a value that is set or not (`--untied`). A key with neither a default nor
+ * `.optional()` is required: its flag must be given.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UsageError, UserError } from './errors.js';
 
 /** A bad value for a setting, from a flag, a file or a checkpoint: exit 2, the message alone. */
 export class SettingsError extends UserError {}
 
-export type Kind = 'number' | 'boolean' | 'switch' | 'string' | { readonly choices: readonly string[] };
+export type Kind =
+  | 'number'
+  | 'boolean'
+  | 'switch'
+  | 'string'
+  | 'list'
+  | { readonly choices: readonly string[] };
 
 export interface NumberRange {
   /** integers only */
@@ -82,7 +92,18 @@ export class Settings<S extends Shape> {
     private readonly rangeCheck: RangeCheck,
   ) {
     this.keys = Object.keys(schema.shape) as (keyof S & string)[];
-    this.defaults = schema.parse({});
+    // key by key, so that a required key (no default) leaves the others' defaults readable
+    const defaults: Record<string, unknown> = {};
+    for (const k of this.keys) {
+      const d = schema.shape[k]!.safeParse(undefined);
+      if (d.success && d.data !== undefined) defaults[k] = d.data;
+    }
+    this.defaults = defaults as z.infer<z.ZodObject<S>>;
+  }
+
+  /** a key that has no default and is not optional: its flag must be given */
+  required(key: keyof S & string): boolean {
+    return !this.schema.shape[key]!.safeParse(undefined).success;
   }
 
   has(key: string): key is keyof S & string {
@@ -95,6 +116,7 @@ export class Settings<S extends Shape> {
     if (s instanceof z.ZodBoolean) return 'boolean';
     if (s instanceof z.ZodLiteral && s.value === true) return 'switch';
     if (s instanceof z.ZodEnum) return { choices: s.options as string[] };
+    if (s instanceof z.ZodArray) return 'list';
     return 'string';
   }
 
@@ -109,6 +131,7 @@ export class Settings<S extends Shape> {
     const kind = this.kind(key);
     if (typeof kind === 'object') return 'choice';
     if (kind === 'number') return this.range(key).int ? 'n' : 'x';
+    if (kind === 'list') return 'value...';
     return kind === 'boolean' ? 'true|false' : 'value';
   }
 
@@ -118,18 +141,24 @@ export class Settings<S extends Shape> {
     if (!(s instanceof z.ZodNumber)) return {};
     const min = s.minValue ?? Number.NEGATIVE_INFINITY;
     const max = s.maxValue ?? Number.POSITIVE_INFINITY;
+    // `.gt(x)`: zod reports x as the minimum; its check says the bound itself is out
+    const exclusive = s.def.checks?.some((c) => {
+      const d = c._zod.def as { check?: string; inclusive?: boolean };
+      return d.check === 'greater_than' && d.inclusive === false;
+    });
     return {
       ...(s.isInt ? { int: true } : {}),
-      ...(min > Number.MIN_SAFE_INTEGER ? { min } : {}),
+      ...(min > Number.MIN_SAFE_INTEGER ? { min, ...(exclusive ? { minExclusive: true } : {}) } : {}),
       ...(max < Number.MAX_SAFE_INTEGER ? { max } : {}),
     };
   }
 
-  /** a flag's text (or `true`, for a switch) as the value its key takes */
-  flagValue(key: keyof S & string, text: string | true): unknown {
+  /** a flag's text (or `true`, for a switch; the texts, for a list) as the value its key takes */
+  flagValue(key: keyof S & string, text: string | true | readonly string[]): unknown {
     const kind = this.kind(key);
     const flag = flagOf(key);
     if (kind === 'switch') return true;
+    if (kind === 'list') return typeof text === 'string' ? [text] : Array.isArray(text) ? [...text] : [];
     const value = String(text);
     if (kind === 'number') {
       if (this.rangeCheck === 'flag') return parseNumberFlag(flag, value, this.range(key));
@@ -149,8 +178,16 @@ export class Settings<S extends Shape> {
   fromFlags(opts: Readonly<Record<string, unknown>>): Partial<Record<keyof S & string, unknown>> {
     const values: Partial<Record<keyof S & string, unknown>> = {};
     for (const k of this.keys)
-      if (opts[k] !== undefined) values[k] = this.flagValue(k, opts[k] === true ? true : String(opts[k]));
+      if (opts[k] !== undefined) {
+        const v = opts[k];
+        values[k] = this.flagValue(k, v === true ? true : Array.isArray(v) ? v.map(String) : String(v));
+      }
     return values;
+  }
+
+  /** The configuration of a command whose only source is its flags: validated, with the defaults. */
+  ofFlags(opts: Readonly<Record<string, unknown>>): z.infer<z.ZodObject<S>> {
+    return this.resolve([{ source: 'flags', values: this.fromFlags(opts), flags: true }]).config;
   }
 
   describeIssue(issue: z.core.$ZodIssue, source: string): string {
@@ -180,10 +217,35 @@ export class Settings<S extends Shape> {
     return { config, overrides };
   }
 
+  /**
+   * The keys of a YAML config file, each checked against the schema on its own (an unknown key or
+   * a bad value names the file and the key); what the file leaves out stays unset.
+   */
+  readFile(file: string): Partial<Record<keyof S & string, unknown>> {
+    const values = readConfigFile(file);
+    this.check(values, () => file);
+    return values as Partial<Record<keyof S & string, unknown>>;
+  }
+
   private check(values: unknown, sourceOf: (key: string) => string): z.infer<z.ZodObject<S>> {
     const checked = this.schema.safeParse(values);
     if (checked.success) return checked.data;
     const issue = checked.error.issues[0]!;
     throw new SettingsError(this.describeIssue(issue, sourceOf(String(issue.path[0] ?? ''))));
   }
+}
+
+/** A YAML file of setting keys, as a plain mapping (the schema checks its keys and values). */
+export function readConfigFile(file: string): Record<string, unknown> {
+  if (!existsSync(file)) throw new SettingsError(`config file not found: ${file}`);
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new SettingsError(`${file} is not valid YAML: ${(e as Error).message}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new SettingsError(`${file} must be a mapping of keys to values (e.g. "rounds: 4")`);
+  return parsed as Record<string, unknown>;
 }

@@ -88,4 +88,43 @@ describe('rollout loop', () => {
       await server.close();
     }
   });
+
+  it('cuts a policy that makes valid calls forever at maxStepsPerTurn, retries counted', async () => {
+    // every answer is a valid call, except the first, which does not parse
+    const script: FakeScript = (_body, i) => ({ content: i === 0 ? '[ls(' : '[ls()]' });
+    const server = await startFakeModelServer(script);
+    try {
+      const t = await rollout(task, data, policyFor(server.url), {
+        format: formatAdapter('python', 'lenient'),
+        onParseError: 'reply',
+        maxStepsPerTurn: 4,
+      });
+      // the retry and three calls are the turn's four steps; the fifth step calls and quits
+      expect(server.requests.length).toBe(5);
+      expect(t.forceQuit).toBe(true);
+      expect(t.reward).toBe(0);
+      expect(t.turns.slice(1).every((turn) => turn.steps.length === 0)).toBe(true);
+      expect(t.turns[0]!.steps.map((s) => (s.parseError ? 'retry' : s.calls.length))).toEqual([
+        'retry',
+        1,
+        1,
+        1,
+        1,
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keeps the official 20-step limit when the rollout sets none (strict evaluation)', async () => {
+    const server = await startFakeModelServer(() => ({ content: '[ls()]' }));
+    try {
+      const t = await rollout(task, data, policyFor(server.url), { format: formatAdapter('python') });
+      expect(server.requests.length).toBe(21);
+      expect(t.forceQuit).toBe(true);
+      expect(t.turns[0]!.steps).toHaveLength(21);
+    } finally {
+      await server.close();
+    }
+  });
 });

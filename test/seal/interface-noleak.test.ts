@@ -6,6 +6,7 @@
  * schema, tool outputs of the episode).
  */
 import { describe, expect, it } from 'vitest';
+import { CALL_SKELETONS, TOOL_CALL_FORMATS } from '../../src/agent/format.js';
 import { type Expr, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
 import type { BfclTask, FunctionDoc, JsonSchemaLike } from '../../src/envs/bfcl/data/tasks.js';
 import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
@@ -23,7 +24,6 @@ import {
   type InterfaceState,
   initialInterfaceState,
   parseFailureHelp,
-  TOOL_CALL_FORMATS,
   trainingContext,
 } from '../../src/seal/interface.js';
 import type { Label } from '../../src/seal/labels.js';
@@ -209,7 +209,11 @@ function expose(task: BfclTask): Exposure {
     const toolNames = obs.functions.map((f) => f.name);
     for (const format of TOOL_CALL_FORMATS)
       added.push(
-        parseFailureHelp(ctx, full, { format, toolNames, error: 'invalid syntax (<string>, line 1)' })!,
+        parseFailureHelp(ctx, full, {
+          skeleton: CALL_SKELETONS[format],
+          toolNames,
+          error: 'invalid syntax (<string>, line 1)',
+        })!,
       );
 
     for (const call of [...wrongCalls(obs.functions), ...(task.groundTruth[ep.turn] ?? [])]) {

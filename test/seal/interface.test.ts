@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CALL_SKELETONS } from '../../src/agent/format.js';
 import { compactFormat } from '../../src/agent/formats/compact.js';
 import { formatAdapter } from '../../src/agent/formats/index.js';
 import type { FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';
@@ -343,7 +344,7 @@ describe('training-time only', () => {
       () => decorateSystemPrompt(forged, state, 'sys'),
       () => toolResultHint(forged, state, 'Error during execution: boom'),
       () => decorateToolResult(forged, state, 'Error during execution: boom'),
-      () => parseFailureHelp(forged, state, { format: 'python', toolNames: ['cd'] }),
+      () => parseFailureHelp(forged, state, { skeleton: CALL_SKELETONS.python, toolNames: ['cd'] }),
     ];
     for (const call of calls) expect(call).toThrow(/cannot be applied during evaluation/);
   });
@@ -525,12 +526,14 @@ describe('parse-failure help', () => {
   const toolNames = ['cd', 'ls', 'mkdir'];
 
   it('is off until invalid_tool_call activates format help', () => {
-    expect(parseFailureHelp(ctx, initialInterfaceState(), { format: 'python', toolNames })).toBeUndefined();
+    expect(
+      parseFailureHelp(ctx, initialInterfaceState(), { skeleton: CALL_SKELETONS.python, toolNames }),
+    ).toBeUndefined();
   });
 
   it('gives the expected format with a skeleton, the tool names and the plain-text advice, per format', () => {
     const python = parseFailureHelp(ctx, s, {
-      format: 'python',
+      skeleton: CALL_SKELETONS.python,
       toolNames,
       error: 'invalid syntax (<string>, line 1)',
     })!;
@@ -538,10 +541,10 @@ describe('parse-failure help', () => {
       '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
     );
     expect(python).toContain('(invalid syntax (<string>, line 1))');
-    const hermes = parseFailureHelp(ctx, s, { format: 'hermes', toolNames })!;
+    const hermes = parseFailureHelp(ctx, s, { skeleton: CALL_SKELETONS.hermes, toolNames })!;
     expect(hermes).toContain('<tool_call>\n{"name": "<tool_name>", "arguments": {');
     expect(hermes).toContain('</tool_call>');
-    const native = parseFailureHelp(ctx, s, { format: 'native', toolNames })!;
+    const native = parseFailureHelp(ctx, s, { skeleton: CALL_SKELETONS.native, toolNames })!;
     expect(native).toContain('function-calling interface');
     expect(native).toContain('{"name": "<tool_name>", "arguments": {');
     for (const text of [python, hermes, native]) {
@@ -550,8 +553,5 @@ describe('parse-failure help', () => {
         'If none of these tools fits the request, answer in plain text without any tool call.',
       );
     }
-    expect(() => parseFailureHelp(ctx, s, { format: 'xml' as never, toolNames })).toThrow(
-      /unknown tool-call format/,
-    );
   });
 });

@@ -153,6 +153,23 @@ for (const workers of WORKER_COUNTS)
         expect((dense.labels as string[])[0]).toBe('invalid_tool_call');
       });
 
+      it('cuts a policy that makes valid calls forever at the 20-step limit, its retry counted', async () => {
+        const task = data.tasks.find((t) => t.category === 'base')!;
+        const inst = fresh();
+        await inst.create(task.id);
+        const bad = await inst.step({ content: '<tool_call>\n{"name": "ls", "arguments": \n</tool_call>' });
+        expect(bad.info).toMatchObject({ error_type: 'parse_error', step: 1 });
+        const call = { content: '<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>' };
+        let last: StepData | undefined;
+        for (let step = 2; step <= 20; step++) {
+          last = await inst.step(call);
+          expect(last.is_terminated, `step ${step}`).toBe(false);
+        }
+        last = await inst.step(call);
+        expect(last).toMatchObject({ is_terminated: true, reward: 0, info: { step: 21, force_quit: true } });
+        expect(await inst.evaluate()).toMatchObject({ force_quit: true, accuracy: 0 });
+      });
+
       it('shows a validation instance no interface text anywhere', async () => {
         const task = data.tasks.find((t) => t.category === 'base')!;
         const fn = visibleFunctions(task, data, 0).find((f) => (f.parameters.required ?? []).length > 0)!;

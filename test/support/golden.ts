@@ -1,10 +1,18 @@
 /**
- * Differential checks of the port against the reference's recorded behaviour
- * (../shared/bfcl-v3/golden): shared by the vitest suites and scripts/golden-report.ts.
+ * Differential checks of the port against the reference's recorded behaviour: shared by the vitest
+ * suites and scripts/golden-report.ts.
+ *
+ * Where the test data comes from. Beside a `../shared/bfcl-v3` folder (CI, or `$SEAL_SHARED_BFCL`),
+ * the task files and the oracles are read there. Anywhere else the repository is cloned, the task
+ * files are the product's own (`$SEAL_BFCL_DATA`, else the pinned, checksummed pull into the cache,
+ * which test/support/data-setup.ts runs once before the tests), and the oracles are the compressed
+ * copies under test/fixtures/bfcl (its README says how they were made).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { ClassName } from '../../src/envs/bfcl/apis/api.js';
+import { resolveDataDir } from '../../src/envs/bfcl/data/locate.js';
 import { type BfclData, loadBfclData } from '../../src/envs/bfcl/data/tasks.js';
 import { TaskEnvironment } from '../../src/envs/bfcl/executor.js';
 import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
@@ -14,8 +22,34 @@ import { stateHash, stateSnapshot } from '../../src/envs/bfcl/state.js';
 export const SHARED_BFCL = resolve(
   process.env.SEAL_SHARED_BFCL ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'bfcl-v3'),
 );
-export const DATA_DIR = join(SHARED_BFCL, 'data');
-export const GOLDEN_DIR = join(SHARED_BFCL, 'golden');
+/** whether the shared folder is there (a `$SEAL_SHARED_BFCL` that names none is an error, not a fallback) */
+export const HAS_SHARED = process.env.SEAL_SHARED_BFCL !== undefined || existsSync(SHARED_BFCL);
+/** the BFCL task files: the shared copy, else where `seal` itself finds them */
+export const DATA_DIR = HAS_SHARED ? join(SHARED_BFCL, 'data') : resolveDataDir(undefined);
+/** the oracles in the repository, gzip-compressed */
+export const FIXTURES_DIR = join(import.meta.dirname, '..', 'fixtures', 'bfcl');
+
+/** Each oracle file and where the shared folder keeps it. */
+export const ORACLE_FILES = {
+  'golden_traces.jsonl': 'golden',
+  'error_cases.jsonl': 'golden',
+  'checker_cases.jsonl': 'golden',
+  'prompting_decode_cases.jsonl': 'golden',
+  'python_random_reference.json': 'golden',
+  'class_reference_tables.json': join('data', 'derived'),
+} as const;
+export type OracleFile = keyof typeof ORACLE_FILES;
+
+/** An oracle file's text: from the shared folder when there is one, else from the fixtures. */
+export function readOracle(file: OracleFile): string {
+  if (HAS_SHARED) return readFileSync(join(SHARED_BFCL, ORACLE_FILES[file], file), 'utf8');
+  return readFixture(file);
+}
+
+/** The repository's compressed copy of an oracle file. */
+export function readFixture(file: OracleFile): string {
+  return gunzipSync(readFileSync(join(FIXTURES_DIR, `${file}.gz`))).toString('utf8');
+}
 
 let cached: BfclData | undefined;
 export function sharedData(): BfclData {
@@ -23,8 +57,8 @@ export function sharedData(): BfclData {
   return cached;
 }
 
-export function readJsonl<T>(file: string): T[] {
-  return readFileSync(join(GOLDEN_DIR, file), 'utf8')
+export function readJsonl<T>(file: OracleFile): T[] {
+  return readOracle(file)
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as T);

@@ -1,8 +1,11 @@
 /**
  * An episode plays one BFCL task the way the official inference loop does: user turns in order,
  * the miss_func turn that reveals held-out functions with a fixed user message, any number of
- * steps per turn (a step with no calls ends the turn), and at most 20 executed steps per turn
- * (the 21st forces the whole task to quit, which the checker then fails as force-terminated).
+ * steps per turn (a step with no calls ends the turn), and a step limit per turn that the episode
+ * alone enforces: a turn has `maxStepsPerTurn` steps (BFCL: 20), and a step beyond them that still
+ * calls is executed and forces the whole task to quit, which the checker then fails as
+ * force-terminated (the official loop's rule: its 21st step quits). Output that did not parse and
+ * was answered so the policy may retry (the training protocol) is a step too.
  * Every episode owns its instances; many can run at once.
  */
 import type { CheckResult } from './checker.js';
@@ -17,6 +20,7 @@ import {
 import { TaskEnvironment } from './executor.js';
 import { type OpenAiTool, toOpenAiTool } from './tools.js';
 
+/** The official inference loop's step limit per turn, the default of every episode. */
 export const MAX_STEPS_PER_TURN = 20;
 export const ADDITIONAL_FUNCTION_MESSAGE =
   'I have updated some more functions you can choose from. What about now?';
@@ -40,6 +44,13 @@ export interface StepOutcome {
 }
 
 export type EpisodePhase = 'in_turn' | 'between_turns' | 'done';
+
+export interface EpisodeOptions {
+  /** the model name some instances record (the reference passes it to them) */
+  readonly modelName?: string;
+  /** steps a turn may take, retries after a parse error included (default: BFCL's 20) */
+  readonly maxStepsPerTurn?: number;
+}
 
 /**
  * The function docs a policy is shown at `turn`, in the reference's order: the involved classes'
@@ -65,12 +76,17 @@ export class BfclEpisode {
   /** turn -> executed steps -> call strings (the BFCL result-file shape) */
   private readonly steps: string[][][] = [[]];
   private added: FunctionDoc[] | undefined;
+  readonly maxStepsPerTurn: number;
 
   constructor(
     readonly task: BfclTask,
     private readonly data: BfclData,
-    options: { modelName?: string } = {},
+    options: EpisodeOptions = {},
   ) {
+    const limit = options.maxStepsPerTurn ?? MAX_STEPS_PER_TURN;
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`maxStepsPerTurn must be a positive integer, got ${limit}`);
+    this.maxStepsPerTurn = limit;
     const longContext = isLongContext(task);
     this.env = new TaskEnvironment({
       taskId: task.id,
@@ -98,6 +114,17 @@ export class BfclEpisode {
   }
   get forceQuitted(): boolean {
     return this.forceQuit;
+  }
+  /** Steps taken in the current turn: executed ones and rejected ones. */
+  get stepsTaken(): number {
+    return this.stepsThisTurn;
+  }
+  /**
+   * Whether output that failed to parse now may be answered for a retry: only when a step is left
+   * for the retry. Otherwise it ends the turn, as a decode failure does in the official loop.
+   */
+  get canRetry(): boolean {
+    return this.phase === 'in_turn' && this.stepsThisTurn + 1 < this.maxStepsPerTurn;
   }
 
   private openTurn(): void {
@@ -134,12 +161,24 @@ export class BfclEpisode {
     const results = calls.map((c) => this.env.execute(c));
     this.steps[this.turnIdx]!.push([...calls]);
     this.stepsThisTurn++;
-    if (this.stepsThisTurn > MAX_STEPS_PER_TURN) {
+    if (this.stepsThisTurn > this.maxStepsPerTurn) {
       this.forceQuit = true;
       this.phase = 'done';
       return { results, status: 'force_quit' };
     }
     return { results, status: 'continue' };
+  }
+
+  /**
+   * Count a step whose output did not parse and was answered with an error, leaving the turn open
+   * for a retry (the training protocol; the official loop ends the turn instead: `act([])`).
+   */
+  reject(): void {
+    if (!this.canRetry)
+      throw new Error(
+        `reject() with no step left for a retry (${this.stepsThisTurn} of ${this.maxStepsPerTurn} taken, episode ${this.phase})`,
+      );
+    this.stepsThisTurn++;
   }
 
   /** Move to the next user turn; false when the conversation is over. */

@@ -4,7 +4,6 @@
  * token ids (including the closing `<|end|>` when produced) and their logprobs are returned. The model
  * has no native tool calling: tools are described in the prompt and calls parsed from the text.
  */
-import type { ToolCallFormat } from '../../seal/interface.js';
 import { Rng } from '../../util/rng.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
 import type { Gpt } from './model.js';
@@ -23,7 +22,7 @@ import { windowStart } from './window.js';
  * The tool-call format the embedded model is trained and evaluated in: python call lists with the
  * tools as one-line signatures, so a prompt fits the small context.
  */
-export const EMBEDDED_TOOL_FORMAT: ToolCallFormat = 'compact';
+export const EMBEDDED_TOOL_FORMAT = 'compact' as const;
 
 export interface EmbeddedPolicyOptions {
   readonly name?: string;

@@ -250,29 +250,9 @@ export function repairHint(failure: ToolFailure, info: ToolCallInfo = {}): strin
   }
 }
 
-export type ToolCallFormat = 'native' | 'hermes' | 'python' | 'compact';
-export const TOOL_CALL_FORMATS: readonly ToolCallFormat[] = ['native', 'hermes', 'python', 'compact'];
-
-/** Placeholders only: a skeleton must not suggest which tool or value to use. */
-const SKELETON: Readonly<Record<ToolCallFormat, string>> = {
-  native:
-    'Use the function-calling interface (a tool call with the tool name and a JSON object of arguments), ' +
-    'not calls written in the message text. Each call has this shape:\n' +
-    '{"name": "<tool_name>", "arguments": {"<parameter>": <value>, "<other_parameter>": <value>}}',
-  hermes:
-    'Write one <tool_call> block per call, each holding a JSON object with the tool name and its arguments:\n' +
-    '<tool_call>\n{"name": "<tool_name>", "arguments": {"<parameter>": <value>, "<other_parameter>": <value>}}\n</tool_call>',
-  python:
-    'Write the calls as one Python list with keyword arguments and literal values ' +
-    '(quoted strings, numbers, lists, True, False, None):\n' +
-    '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
-  compact:
-    'Reply with only a Python list of calls with literal values:\n' +
-    '[<tool_name>(<parameter>=<value>, <other_parameter>=<value>), <other_tool_name>()]',
-};
-
 export interface ParseFailure {
-  readonly format: ToolCallFormat;
+  /** how a call is written in the policy's format, placeholders only (agent/format.ts CALL_SKELETONS) */
+  readonly skeleton: string;
   /** the tools visible at this step */
   readonly toolNames: readonly string[];
   /** the parser's message about the policy's own output */
@@ -281,15 +261,10 @@ export interface ParseFailure {
 
 /** The help text for output that did not parse into tool calls. */
 export function formatHelpText(failure: ParseFailure): string {
-  const skeleton = SKELETON[failure.format];
-  if (skeleton === undefined)
-    throw new Error(
-      `unknown tool-call format '${String(failure.format)}' (known: ${TOOL_CALL_FORMATS.join(', ')})`,
-    );
   const why = failure.error ? ` (${failure.error.replace(/\s+/g, ' ').trim().slice(0, 200)})` : '';
   return [
     `Your last message could not be read as tool calls${why}.`,
-    skeleton,
+    failure.skeleton,
     failure.toolNames.length > 0 ? `Available tools: ${list(failure.toolNames)}.` : 'No tools are available.',
     'If none of these tools fits the request, answer in plain text without any tool call.',
   ].join('\n');

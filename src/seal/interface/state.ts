@@ -7,7 +7,8 @@
  * the round they first appeared in. Evolution reads only the aggregate failure profile, so a cue
  * is chosen by failure type and never by task instance.
  */
-import { isLabel, type Label } from '../labels.js';
+import { INTERFACE_MODES, type InterfaceMode } from '../../util/fragments.js';
+import { isLabel, type Label, POLICY_FAILURES } from '../labels.js';
 import type { LabelStats, ProfileScope, ProfileSnapshot } from '../profile.js';
 
 export const INTERFACE_STATE_VERSION = 1;
@@ -20,8 +21,8 @@ export type InterfaceComponent = (typeof COMPONENTS)[number];
  * `on`: every cue group of the component is shown from round 0 (for guidelines, which need a
  * profile to pick labels, `on` equals `auto`); `off`: nothing of the component is ever shown.
  */
-export type ComponentMode = 'auto' | 'on' | 'off';
-const MODES: readonly ComponentMode[] = ['auto', 'on', 'off'];
+export type ComponentMode = InterfaceMode;
+const MODES: readonly ComponentMode[] = INTERFACE_MODES;
 
 export const CUE_GROUPS = [
   'requiredMarks',
@@ -65,17 +66,8 @@ export const DEFAULT_CUE_TRIGGERS: Readonly<Record<CueGroup, readonly Label[]>> 
 /** The paper's always-on part: schema annotation with required marks and allowed values. */
 export const DEFAULT_ALWAYS_ON: readonly CueGroup[] = ['requiredMarks', 'allowedValues'];
 
-/** Labels that have a capability guideline: the policy's own failures. */
-export const GUIDELINE_LABELS: readonly Label[] = [
-  'invalid_tool_call',
-  'argument_mismatch',
-  'state_mismatch',
-  'instance_mismatch',
-  'recovery_failure',
-  'missing_tool_call',
-  'spurious_tool_call',
-  'response_mismatch',
-];
+/** Labels that have a capability guideline: the policy's own failures, in their order. */
+export const GUIDELINE_LABELS: readonly Label[] = POLICY_FAILURES;
 
 /** When a label counts as a current weakness of the policy. */
 export interface ActivationThresholds {

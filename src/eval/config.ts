@@ -1,0 +1,74 @@
+/**
+ * The settings of `seal eval`, declared once (as train/config.ts declares `seal train`'s): every
+ * flag with its type, bounds, default and help lives in this zod schema, and the flags, their
+ * validation and the `--help` text come from it (util/settings.ts). Numbers are checked as the
+ * flag is read, in the words every command's number flags use.
+ */
+import { z } from 'zod';
+import { TOOL_CALL_FORMATS } from '../agent/format.js';
+import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
+import { SUITES } from '../envs/bfcl/data/tasks.js';
+import { dataDirSetting, SAMPLING_SHAPE, suiteSetting } from '../util/fragments.js';
+import { Settings } from '../util/settings.js';
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** Node's timers hold at most 2^31-1 ms; a longer delay fires after 1 ms, so every request would time out. */
+export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+export const POLICY_KINDS = ['server', 'embedded'] as const;
+export type PolicyKind = (typeof POLICY_KINDS)[number];
+
+export const EVAL_SCHEMA = z
+  .object({
+    suite: suiteSetting(SUITES, 'bfcl'),
+    split: z
+      .string()
+      .min(1)
+      .default('test')
+      .meta({ description: 'test, train, all, or comma-separated task ids', placeholder: 'split' }),
+    policy: z.enum(POLICY_KINDS).default('server').meta({
+      description: 'server: an OpenAI-compatible model server; embedded: the built-in small model',
+      placeholder: 'kind',
+    }),
+    model: z.string().min(1).optional().meta({
+      description:
+        'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base)',
+      placeholder: 'name',
+    }),
+    baseUrl: z.string().min(1).optional().meta({
+      description: 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
+      placeholder: 'url',
+    }),
+    apiKeyEnv: z
+      .string()
+      .min(1)
+      .default('OPENAI_API_KEY')
+      .meta({ description: 'environment variable holding the API key', placeholder: 'var' }),
+    format: z.enum(TOOL_CALL_FORMATS).optional().meta({
+      description: 'tool-call format (default: native for a server, compact for embedded)',
+      placeholder: 'format',
+    }),
+    concurrency: int(1, 4096).default(8).describe('tasks in flight at once'),
+    ...SAMPLING_SHAPE,
+    extraBody: z.string().min(1).optional().meta({
+      description: 'extra request fields, e.g. \'{"return_token_ids": true}\' for vLLM',
+      placeholder: 'json',
+    }),
+    logprobs: z.literal(true).optional().describe('ask for token logprobs and keep them in the trajectories'),
+    timeout: z
+      .number()
+      .min(0.001)
+      .max(MAX_TIMEOUT_SECONDS)
+      .default(300)
+      .meta({ description: 'per-request timeout', placeholder: 'seconds' }),
+    retries: int(0, 100).default(3).describe('retries on 429, 5xx, timeouts and network errors'),
+    out: z.string().min(1).meta({ description: 'run folder; rerunning into it resumes', placeholder: 'dir' }),
+    dataDir: dataDirSetting(DATA_DIR_ENV),
+  })
+  .strict();
+
+export type EvalConfig = z.infer<typeof EVAL_SCHEMA>;
+
+/** a flag's range is checked as it is read */
+export const EVAL_SETTINGS = new Settings(EVAL_SCHEMA, 'flag');
