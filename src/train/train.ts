@@ -17,13 +17,7 @@ import { writeJsonAtomic } from '../util/files.js';
 import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
-import {
-  RUN_FILES,
-  RUN_FORMAT,
-  RUN_VERSION,
-  type RunFinished,
-  type ValidationRecord,
-} from './record.js';
+import { RUN_FILES, RUN_FORMAT, RUN_VERSION, type RunFinished, type ValidationRecord } from './record.js';
 import { checkManifest, checkRunFolder } from './run-check.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
 

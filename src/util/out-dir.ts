@@ -37,8 +37,8 @@ function kindOf(path: string): Kind {
     return s.isDirectory() ? 'folder' : s.isFile() ? 'file' : 'other';
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return 'missing';
-    if (code === 'ENOTDIR') throw new OutDirError(`${path}: a part of the path is a file, not a folder.`);
+    // ENOTDIR: a file further up, which the walk up the path reaches and names
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
     throw fileAccessError(e, 'read', path);
   }
 }
