@@ -103,7 +103,8 @@ describe('seal serve: a bearer token', () => {
 
 describe('seal serve: SIGTERM', () => {
   it('answers the requests in flight, then exits 0', async () => {
-    const served = await startServe(['--suite', 'mini']);
+    // two workers: the steps run there, and the main thread can say when it has them all
+    const served = await startServe(['--suite', 'mini'], 2);
     const ids = ['t1', 't2', 't3'];
     for (const id of ids)
       expect(
@@ -114,7 +115,10 @@ describe('seal serve: SIGTERM', () => {
     const inFlight = ids.map((id) =>
       post(served.url, '/step', { instance_id: id, messages: { content: FLAT } }),
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // the signal comes once the server has received every step (a request it never received is
+    // not in flight: a closing server refuses it, as any would)
+    while ((await get<{ steps: number }>(served.url, '/stats')).body.steps < ids.length)
+      await new Promise((r) => setTimeout(r, 20));
     const code = served.stop();
     const answers = await Promise.all(inFlight);
     for (const a of answers) expect(a.status).toBe(200);
