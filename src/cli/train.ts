@@ -5,6 +5,7 @@ import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../train/config.js';
 import type { RoundProgress } from '../train/loop.js';
 import type { RoundRecord } from '../train/record.js';
+import { RunFolder, releaseOwnLock } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
 import { flagOf } from '../util/settings.js';
@@ -60,6 +61,21 @@ export function trainHooks(quiet: boolean, rounds: () => number) {
   };
 }
 
+/**
+ * Ctrl-C ends the run at once (what the round in flight did is written again on resume) and says
+ * how to continue; the folder's lock is released so that the resume does not have to take it over.
+ */
+function onInterrupt(dir: string): void {
+  process.once('SIGINT', () => {
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+    console.error(
+      `\nseal: interrupted. The completed rounds are kept in ${dir}; continue with: seal train --resume ${dir}`,
+    );
+    releaseOwnLock(dir);
+    process.exit(130);
+  });
+}
+
 export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
@@ -85,6 +101,7 @@ export function registerTrain(program: Command): void {
         throw new UsageError(
           `--resume continues a run with its recorded config; drop ${[...given.map(flagOf), ...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : [])].join(', ')}`,
         );
+      onInterrupt(opts.resume as string);
       const outcome = await resumeTraining(
         opts.resume as string,
         (c) => {
@@ -93,7 +110,8 @@ export function registerTrain(program: Command): void {
         },
         hooks,
       );
-      log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);
+      // a finished run is left as it is, its report included
+      if (!outcome.complete) log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);
       return;
     }
     const { config, overrides } = resolveConfig(
@@ -102,7 +120,10 @@ export function registerTrain(program: Command): void {
     );
     total = config.rounds;
     const out = (opts.out as string | undefined) ?? defaultOutDir(config.method, config.seed);
+    // a bad --out fails here, before the data and the model are loaded
+    new RunFolder(out).checkNew();
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);
+    onInterrupt(out);
     const command = ['seal', ...process.argv.slice(2)].join(' ');
     const outcome = await startTraining(config as TrainConfig, overrides, out, command, data, hooks);
     log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);

@@ -5,12 +5,15 @@
  *   422 {detail: [{loc, msg}]}  a body that breaks its schema, naming the field
  *   400 {detail}                missing or unknown instance, task, split or env type; bad JSON
  *   409 {detail}                a step on an episode that has finished
+ *   401 {detail}                no or a wrong bearer token, when the server has one
  *   413 {detail}                a body over the size limit
+ *   503 {detail}                `/create` with `maxInstances` instances live (Retry-After set)
  *   500 {detail}                an exception inside one instance: that request only
  *
  * The instances live in this thread, or with `workers` > 1 in worker threads (worker-pool.ts);
  * the HTTP server, the validation and the SEAL state stay here either way.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type BfclData, CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { badRequest, HttpError } from './errors.js';
@@ -42,10 +45,16 @@ export interface ServeOptions {
    * the suite themselves, from `data.suite` and `data.dir`.
    */
   readonly workers?: number;
+  /** live instances at most; `/create` of one more answers 503 (default DEFAULT_MAX_INSTANCES) */
+  readonly maxInstances?: number;
+  /** when set, every route but `/healthz` needs `Authorization: Bearer <token>` */
+  readonly token?: string;
 }
 
 export const DEFAULT_TTL_MS = 3_600_000;
 export const DEFAULT_BODY_LIMIT = 1 << 20;
+/** about 22 KB each: 20,000 instances hold some 450 MB, a bound on a client that never releases */
+export const DEFAULT_MAX_INSTANCES = 20_000;
 
 export interface ServeApp {
   readonly app: FastifyInstance;
@@ -62,6 +71,7 @@ function envTypes(data: BfclData): string[] {
 export function buildServer(options: ServeOptions): ServeApp {
   const { data } = options;
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
+  const maxInstances = options.maxInstances ?? DEFAULT_MAX_INSTANCES;
   const seal = new SealState(options.seal);
   const workers = options.workers ?? 1;
   const instances: Instances =
@@ -80,6 +90,19 @@ export function buildServer(options: ServeOptions): ServeApp {
     loopDelay.stop();
     return instances.close();
   });
+
+  if (options.token !== undefined) {
+    const expected = createHash('sha256').update(options.token).digest();
+    app.addHook('onRequest', (req, reply, done) => {
+      if (req.url === '/healthz') return done();
+      const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+      // compared as hashes of equal length, in constant time
+      if (m && timingSafeEqual(createHash('sha256').update(m[1]!).digest(), expected)) return done();
+      reply.status(401).header('www-authenticate', 'Bearer').send({
+        detail: 'this server needs Authorization: Bearer <token> (the token seal serve was started with)',
+      });
+    });
+  }
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof ValidationError) return reply.status(422).send({ detail: err.detail });
@@ -140,6 +163,18 @@ export function buildServer(options: ServeOptions): ServeApp {
     if (!task)
       throw badRequest(`task_id '${body.task_id}' is not a task of this server's suite (${data.suite})`);
     const id = body.instance_id || `exp_${Date.now()}_${Math.random().toString(16).slice(2, 10)}`;
+    // a new id past the cap (expired ones are swept first); replacing a live id adds nothing
+    if (
+      instances.registry.peek(id) === undefined &&
+      instances.registry.size >= maxInstances &&
+      (instances.registry.sweep(), instances.registry.size >= maxInstances)
+    ) {
+      reply.header('retry-after', '5');
+      throw new HttpError(
+        503,
+        `${instances.registry.size} instances are live, the most this server holds (--max-instances ${maxInstances}); release finished ones with POST /release, or start the server with a higher --max-instances`,
+      );
+    }
     return answer(reply, instances.create(id, task, instanceOptions(params)));
   });
 
@@ -190,7 +225,11 @@ export function buildServer(options: ServeOptions): ServeApp {
     const ids = parseAt(WeightIds, body.params.instance_ids, ['body', 'params', 'instance_ids']);
     return ok(seal.weightsView(ids));
   });
-  app.post('/round', () => ok(seal.endRound()));
+  app.post('/round', (req) => {
+    // no body at all is fine; a body is an envelope like every route's (a bad `params` is a 422)
+    if (req.body !== undefined && req.body !== null) envelope(req);
+    return ok(seal.endRound());
+  });
 
   app.get(
     '/stats',

@@ -30,6 +30,8 @@ export interface Instances {
   get(id: string | null | undefined): InstanceRef;
   /** Drops the instance; false when the id is unknown or had expired. */
   release(id: string): boolean;
+  /** the live ids (what the instance cap counts) */
+  readonly registry: { peek(id: string): unknown; sweep(): number; readonly size: number };
   /** what `/stats` shows of the instances */
   stats(): Record<string, unknown>;
   /** resolves once every instance can be served (worker threads started); then the TTL sweep runs */

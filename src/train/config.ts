@@ -141,11 +141,16 @@ export function resolveConfig(
     resolved.config.suite !== 'mini' && overrides.anchorCoef === undefined
       ? { ...resolved.config, anchorCoef: 0 }
       : resolved.config;
+  checkTrainConfig(config);
+  return { config, overrides };
+}
+
+/** what the schema cannot say about one key alone (also checked on a recorded config, at resume) */
+export function checkTrainConfig(config: TrainConfig): void {
   if (config.wMin > config.wMax)
     throw new SettingsError(`wMin (${config.wMin}) must not exceed wMax (${config.wMax})`);
   if (config.anchorCoef > 0 && config.suite !== 'mini')
     throw new SettingsError(
       `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
     );
-  return { config, overrides };
 }

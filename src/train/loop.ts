@@ -100,6 +100,8 @@ export interface LoopContext {
   readonly learner: Learner;
   readonly run: RunFolder;
   readonly hooks: LoopHooks;
+  /** the code the rounds run on, for their records */
+  readonly code?: RoundRecord['code'];
 }
 
 /** what a method without the interface shows: every component off (the record keeps one shape) */
@@ -394,6 +396,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
         totalMs: performance.now() - t0,
       },
       ...(validation ? { validation } : {}),
+      ...(ctx.code ? { code: ctx.code } : {}),
       finished: new Date().toISOString(),
     };
     const taskRates = { ...rates };

@@ -11,7 +11,8 @@
  *   eval-start/, eval-final/      strict evaluation of the start and final policy: eval run folders
  *                                 (summary.json in the `seal verify --json` shape, results.jsonl)
  *   checkpoints/round-NNNN/       the policy after the last completed round, with the optimiser state
- *   state.json                    what resume needs beyond the checkpoint (see resume.ts)
+ *   state.json                    what resume needs beyond the checkpoint: the commit point of a round
+ *   .lock                         while a process writes the folder: its pid (run-folder.ts)
  *
  * An eval run folder is what `seal eval --out` writes (src/eval/run.ts).
  */
@@ -73,7 +74,15 @@ export interface RunManifest {
     readonly kernels?: string;
     /** the kernels training ran on (`--kernels` as resolved on the machine), when not wasm */
     readonly trainingKernels?: string;
+    /** hash of the sources that decide rewards and scores (code-version.ts) */
+    readonly sources?: string;
   };
+  /** each resume on other code than the run last ran on: after which round, and the new code */
+  readonly codeChanges?: readonly {
+    readonly afterRound: number;
+    readonly code: RunManifest['code'];
+    readonly at: string;
+  }[];
   readonly base: {
     /** checkpoint directory as given, and the sha256 of its weights */
     readonly checkpoint: string;
@@ -182,6 +191,8 @@ export interface RoundRecord {
   readonly learner: LearnerStats;
   readonly timings: RoundTimings;
   readonly validation?: ValidationRecord;
+  /** the code the round ran on (run.json's `code` without the kernel labels) */
+  readonly code?: RunManifest['code'];
   /** ISO time the round was completed */
   readonly finished: string;
 }

@@ -4,12 +4,14 @@
  * round it names. `rounds.jsonl` is appended after it, and resume repairs it from the state (a line
  * torn by a kill, or a line written past the state, is dropped; a missing last line is restored).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { lockRunFolder } from '../eval/run.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import type { FailureProfileJSON } from '../seal/profile.js';
 import { UserError } from '../util/errors.js';
 import { appendJsonLine, readJsonLines, writeJsonAtomic, writeJsonLines } from '../util/files.js';
+import { prepareOutDir } from '../util/out-dir.js';
 import {
   type RolloutRecord,
   type RoundRecord,
@@ -21,6 +23,9 @@ import {
 import type { TaskRates } from './tasks.js';
 
 export class RunFolderError extends UserError {}
+
+/** the file `seal eval`'s lock writes: the pid of the process that owns the folder */
+export const LOCK_FILE = '.lock';
 
 /** what resume needs beyond the checkpoint */
 export interface TrainState {
@@ -37,6 +42,16 @@ export interface TrainState {
   readonly lastRound: RoundRecord | null;
 }
 
+/** removes the lock of `dir` if this process holds it (for an exit that skips the usual release) */
+export function releaseOwnLock(dir: string): void {
+  const path = join(dir, LOCK_FILE);
+  try {
+    if (readFileSync(path, 'utf8').trim() === String(process.pid)) rmSync(path);
+  } catch {
+    // not there, or not ours
+  }
+}
+
 const isRound = (r: unknown): r is RoundRecord =>
   typeof r === 'object' && r !== null && Number.isInteger((r as RoundRecord).round);
 
@@ -51,12 +66,51 @@ export class RunFolder {
     return existsSync(this.path(RUN_FILES.manifest));
   }
 
+  /** throws unless the folder can be a new run's (checked as `--out`); writes nothing */
+  checkNew(): void {
+    prepareOutDir(this.dir, '--out', { create: false });
+    if (existsSync(this.dir) && readdirSync(this.dir).length > 0) throw this.notEmpty();
+  }
+
+  private notEmpty(): RunFolderError {
+    return new RunFolderError(
+      existsSync(this.path(RUN_FILES.manifest))
+        ? `${this.dir} already holds a seal train run; continue it with seal train --resume ${this.dir}, or give a new --out folder`
+        : `${this.dir} is not empty; give a new --out folder`,
+    );
+  }
+
+  /**
+   * Makes the folder (checked as `--out`, before any work) and takes it for this process; throws
+   * when it is not a new, empty folder. Returns the release of the lock.
+   */
+  claimNew(): () => void {
+    const created = prepareOutDir(this.dir, '--out');
+    const release = lockRunFolder(this.dir);
+    const others = readdirSync(this.dir).filter((f) => f !== LOCK_FILE);
+    if (others.length > 0) {
+      release();
+      throw this.notEmpty();
+    }
+    return () => {
+      release();
+      // a run that failed before its manifest leaves nothing behind
+      if (existsSync(this.path(RUN_FILES.manifest))) return;
+      for (const d of [...created].reverse())
+        try {
+          rmdirSync(d);
+        } catch {
+          // not empty: something else was put there meanwhile
+        }
+    };
+  }
+
+  /** takes an existing run folder for this process (one writer at a time); returns the release */
+  claim(): () => void {
+    return lockRunFolder(this.dir);
+  }
+
   create(manifest: RunManifest): void {
-    if (existsSync(this.dir) && readdirSync(this.dir).length > 0)
-      throw new RunFolderError(
-        `${this.dir} is not empty; give a new --out folder, or continue that run with seal train --resume ${this.dir}`,
-      );
-    mkdirSync(this.dir, { recursive: true });
     writeJsonAtomic(this.path(RUN_FILES.manifest), manifest);
   }
 

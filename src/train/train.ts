@@ -5,8 +5,6 @@
  * continues a run folder from its last completed round.
  */
 
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
@@ -15,19 +13,13 @@ import { EmbeddedLearner } from '../learner/embedded/learner.js';
 import type { Learner } from '../learner/learner.js';
 import { resolveKernels } from '../policy/embedded/backends.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../policy/embedded/checkpoint.js';
-import { FUSED } from '../policy/embedded/kernels/fma.js';
 import type { Kernels } from '../policy/embedded/ops.js';
 import { writeJsonAtomic } from '../util/files.js';
+import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
-import {
-  RUN_FILES,
-  RUN_FORMAT,
-  RUN_VERSION,
-  type RunFinished,
-  type RunManifest,
-  type ValidationRecord,
-} from './record.js';
+import { RUN_FILES, RUN_FORMAT, RUN_VERSION, type RunFinished, type ValidationRecord } from './record.js';
+import { checkManifest, checkRunFolder } from './run-check.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
 
 export interface TrainOutcome {
@@ -35,31 +27,8 @@ export interface TrainOutcome {
   readonly start?: ValidationRecord;
   readonly final?: ValidationRecord;
   readonly rounds: number;
-}
-
-/**
- * The float32 arithmetic, part of the start evaluation's cache key: results differ at rounding
- * level between fused and separate multiply-add kernels, and between revisions of the kernels
- * (r2: decoding attention scores as training computes them, sampling weights in SIMD)
- */
-const KERNELS = `${FUSED ? 'wasm-simd-fma' : 'wasm-simd'}-r2`;
-
-function codeVersion(trainingKernels: string): RunManifest['code'] {
-  const kernels = { kernels: KERNELS, ...(trainingKernels !== 'wasm' ? { trainingKernels } : {}) };
-  const root = new URL('../../', import.meta.url);
-  const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
-  try {
-    const gitOut = (...args: string[]) =>
-      execFileSync('git', args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
-        .toString()
-        .trim();
-    const git = gitOut('rev-parse', 'HEAD');
-    // A commit alone does not name the code when the sources were edited after it.
-    const dirty = gitOut('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '';
-    return { version: pkg.version, git, ...(dirty ? { dirty } : {}), ...kernels };
-  } catch {
-    return { version: pkg.version, ...kernels };
-  }
+  /** the run was finished before: nothing was done, nothing written */
+  readonly complete?: boolean;
 }
 
 const checkpointOf = (c: TrainConfig) => resolve(c.checkpoint ?? BASE_CHECKPOINT_DIR);
@@ -131,19 +100,12 @@ async function runToEnd(
   let evalStartMs: number | null | undefined;
   if (c.evalStart && learner.version === 0) {
     hooks.log('evaluating the start policy on the test split (strict protocol)');
-    const key = createHash('sha256')
-      .update(
-        JSON.stringify([
-          manifest.base.modelSha256,
-          c.suite,
-          c.maxTokens,
-          manifest.code.version,
-          manifest.code.kernels,
-          'greedy-compact',
-        ]),
-      )
-      .digest('hex')
-      .slice(0, 24);
+    const key = startEvalKey({
+      modelSha256: manifest.base.modelSha256,
+      suite: c.suite,
+      maxTokens: c.maxTokens,
+      code: manifest.code,
+    });
     const t0 = performance.now();
     const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
     start = evaluated.record;
@@ -154,7 +116,8 @@ async function runToEnd(
   }
   const state = run.state() ?? initialTrainState(c);
   run.rounds(state);
-  await runRounds({ config: c, data, learner, run, hooks }, state);
+  const code = roundCode(codeVersion(manifest.code.trainingKernels ?? 'wasm'));
+  await runRounds({ config: c, data, learner, run, hooks, code }, state);
   let final: ValidationRecord | undefined;
   let evalFinalMs: number | undefined;
   if (c.evalFinal) {
@@ -183,79 +146,109 @@ export async function startTraining(
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
   const run = new RunFolder(outDir);
-  const base = loadCheckpoint(checkpointOf(c));
-  const kernels = resolveKernels(c.kernels);
-  run.create({
-    format: RUN_FORMAT,
-    version: RUN_VERSION,
-    method: c.method,
-    seed: c.seed,
-    suite: c.suite,
-    config: c,
-    overrides,
-    command,
-    code: codeVersion(kernels.label),
-    base: {
-      checkpoint: c.checkpoint ?? 'checkpoints/embedded-base (shipped)',
-      modelSha256: base.config.modelSha256,
-    },
-    budget: {
-      rounds: c.rounds,
-      tasksPerRound: c.tasksPerRound,
-      groupSize: c.groupSize,
-      rollouts: c.rounds * c.tasksPerRound * c.groupSize,
-    },
-    sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
-    started: new Date().toISOString(),
-  });
-  hooks.log(`training on ${kernels.label} kernels (--kernels ${c.kernels})`);
-  const learner = openLearner(run, c, kernels.kernels);
+  const release = run.claimNew();
   try {
-    return await runToEnd(run, c, data, learner, hooks);
+    const base = loadCheckpoint(checkpointOf(c));
+    const kernels = resolveKernels(c.kernels);
+    run.create({
+      format: RUN_FORMAT,
+      version: RUN_VERSION,
+      method: c.method,
+      seed: c.seed,
+      suite: c.suite,
+      config: c,
+      overrides,
+      command,
+      code: codeVersion(kernels.label),
+      base: {
+        checkpoint: c.checkpoint ?? 'checkpoints/embedded-base (shipped)',
+        modelSha256: base.config.modelSha256,
+      },
+      budget: {
+        rounds: c.rounds,
+        tasksPerRound: c.tasksPerRound,
+        groupSize: c.groupSize,
+        rollouts: c.rounds * c.tasksPerRound * c.groupSize,
+      },
+      sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
+      started: new Date().toISOString(),
+    });
+    hooks.log(`training on ${kernels.label} kernels (--kernels ${c.kernels})`);
+    const learner = openLearner(run, c, kernels.kernels);
+    try {
+      return await runToEnd(run, c, data, learner, hooks);
+    } finally {
+      await learner.close();
+    }
   } finally {
-    await learner.close();
+    release();
   }
 }
 
+/**
+ * Continues a run folder. Everything is checked before anything is written (run-check.ts): a
+ * folder that does not add up is refused as it is, and a finished run is left untouched.
+ */
 export async function resumeTraining(
   dir: string,
   data: (c: TrainConfig) => BfclData,
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
   const run = new RunFolder(dir);
-  const manifest = run.manifest();
-  if (manifest.version !== RUN_VERSION)
-    throw new RunFolderError(`${dir}: run record version ${manifest.version} is not supported`);
-  const c = manifest.config as TrainConfig;
-  const state = run.state();
-  if (
-    state &&
-    state.round >= c.rounds &&
-    (!c.evalFinal || existsSync(join(run.path(RUN_FILES.evalFinal), 'summary.json')))
-  )
-    hooks.log(`${dir} is complete (${state.round} rounds); nothing to do`);
-  const base = loadCheckpoint(checkpointOf(c));
-  if (base.config.modelSha256 !== manifest.base.modelSha256)
-    throw new RunFolderError(
-      `${dir} started from another base checkpoint (sha256 differs); it cannot continue from this one`,
-    );
-  if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
-  // runs recorded before the setting existed trained on wasm
-  const kernels = resolveKernels(c.kernels ?? 'wasm');
-  const before = manifest.code.trainingKernels ?? 'wasm';
-  if (kernels.label !== before)
-    hooks.log(
-      `training continues on ${kernels.label} kernels (it ran on ${before}): updates differ at rounding level`,
-    );
-  const learner = openLearner(
-    run,
-    c,
-    kernels.kernels,
-    state?.checkpoint ? run.path(state.checkpoint) : undefined,
-  );
+  checkManifest(run); // a folder that is not a run is not locked either
+  const release = run.claim();
   try {
-    return await runToEnd(run, c, data(c), learner, hooks);
+    const { manifest, config: c, state, complete } = checkRunFolder(run);
+    if (complete) {
+      hooks.log(`${dir} is complete (${c.rounds} rounds); nothing to do`);
+      return { dir, rounds: c.rounds, complete: true };
+    }
+    if (!existsSync(checkpointOf(c)))
+      throw new RunFolderError(
+        `${dir} started from the base checkpoint ${checkpointOf(c)}, which is not there; give it back (the run continues from it and its own checkpoint)`,
+      );
+    const base = loadCheckpoint(checkpointOf(c));
+    if (base.config.modelSha256 !== manifest.base.modelSha256)
+      throw new RunFolderError(
+        `${dir} started from another base checkpoint (sha256 differs); it cannot continue from this one`,
+      );
+    // runs recorded before the setting existed trained on wasm
+    const kernels = resolveKernels(c.kernels);
+    const before = manifest.code.trainingKernels ?? 'wasm';
+    const now = codeVersion(kernels.label);
+    const last = manifest.codeChanges?.at(-1)?.code ?? manifest.code;
+    const data_ = data(c);
+    // all checked: from here on the folder is written
+    if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
+    if (kernels.label !== before)
+      hooks.log(
+        `training continues on ${kernels.label} kernels (it ran on ${before}): updates differ at rounding level`,
+      );
+    if (codeChanged(last, now)) {
+      const after = state?.round ?? 0;
+      hooks.log(
+        `warning: the code changed since this run last ran (${describeCode(last)}; now ${describeCode(now)}): rounds after ${after} run on the new code, and run.json and each round's record say so`,
+      );
+      writeJsonAtomic(run.path(RUN_FILES.manifest), {
+        ...manifest,
+        codeChanges: [
+          ...(manifest.codeChanges ?? []),
+          { afterRound: after, code: now, at: new Date().toISOString() },
+        ],
+      });
+    }
+    const learner = openLearner(
+      run,
+      c,
+      kernels.kernels,
+      state?.checkpoint ? run.path(state.checkpoint) : undefined,
+    );
+    try {
+      return await runToEnd(run, c, data_, learner, hooks);
+    } finally {
+      await learner.close();
+    }
   } finally {
-    await learner.close();
+    release();
   }
 }

@@ -69,13 +69,16 @@ describe('seal serve: bad flags', () => {
   it('refuses them with a message naming the flag, and a port in use, with exit code 2', async () => {
     const port = await seal(['serve', '--suite', 'mini', '--port', 'abc']);
     expect(port.code).toBe(2);
-    expect(port.stderr).toContain("--port must be 0..65535, got 'abc'");
+    expect(port.stderr).toContain('--port must be an integer >= 0 and <= 65535, got "abc"');
     const ttl = await seal(['serve', '--suite', 'mini', '--ttl', '0']);
     expect(ttl.code).toBe(2);
-    expect(ttl.stderr).toContain('--ttl must be a positive number of seconds');
+    expect(ttl.stderr).toContain('--ttl must be a number >= 0.001');
     const workers = await seal(['serve', '--suite', 'mini', '--workers', '0']);
     expect(workers.code).toBe(2);
-    expect(workers.stderr).toContain("--workers must be an integer from 1 to 256, got '0'");
+    expect(workers.stderr).toContain('--workers must be an integer >= 1 and <= 256, got "0"');
+    const help = await seal(['serve', '--help']);
+    expect(help.stdout).toContain('--schema-cues <choice>');
+    expect(help.stdout).not.toMatch(/<mode> <mode>/);
     const first = await startServe(['--suite', 'mini']);
     try {
       const taken = await seal(['serve', '--suite', 'mini', '--port', new URL(first.url).port]);

@@ -7,16 +7,23 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadMiniSuite } from '../../src/envs/mini/index.js';
+import { CALL_SKELETONS, TOOL_CALL_FORMATS } from '../../src/agent/format.js';
+import type { FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';
+import { loadMiniSuite, mixSeed } from '../../src/envs/mini/index.js';
 import { EmbeddedLearner } from '../../src/learner/embedded/learner.js';
 import { BASE_CHECKPOINT_DIR } from '../../src/policy/embedded/checkpoint.js';
 import type { CompletionRequest } from '../../src/policy/policy.js';
 import {
-  GUIDELINE_TEXT,
+  decorateFunctions,
+  decorateSystemPrompt,
+  evolve,
+  GUIDELINE_LABELS,
   HINT_PREFIX,
-  INSTRUCTION_LINE,
-  PROMPT_HEADER,
+  initialInterfaceState,
+  parseFailureHelp,
   REQUIRED_MARK,
+  systemPromptLines,
+  trainingContext,
 } from '../../src/seal/interface.js';
 import { resolveConfig, type TrainConfig } from '../../src/train/config.js';
 import { initialTrainState, runRounds } from '../../src/train/loop.js';
@@ -25,13 +32,76 @@ import { RunFolder } from '../../src/train/run-folder.js';
 
 const data = loadMiniSuite();
 
-const INTERFACE_TEXT = [
-  REQUIRED_MARK,
-  PROMPT_HEADER,
-  INSTRUCTION_LINE,
-  HINT_PREFIX.trim(),
-  ...Object.values(GUIDELINE_TEXT),
-];
+/**
+ * What the interface adds to what a policy sees, derived from its own renderings with every
+ * component on and every guideline active: the system prompt's lines, the schema cues' text on the
+ * suite's tool docs (the phrase before the cue's values, e.g. "Allowed values:"), the first and
+ * last line of the format help in every format, and the hint prefix. A change to a rendering
+ * changes the detector with it.
+ */
+function interfaceMarkers(): string[] {
+  const ctx = trainingContext('detector');
+  const config = {
+    components: { schemaCues: 'on', errorFeedback: 'on', guidelines: 'on' },
+    maxGuidelines: GUIDELINE_LABELS.length,
+  } as const;
+  const stats = { count: 30, prevalence: 0.3, meanReward: 0.1, rollouts: 30 };
+  const view = {
+    overall: {
+      turns: 100,
+      rollouts: 25,
+      meanReward: 0.1,
+      labels: Object.fromEntries(GUIDELINE_LABELS.map((l) => [l, stats])),
+    },
+    byCategory: {},
+    byPosition: {},
+    lastDominantByTask: {},
+  };
+  const full = evolve(
+    initialInterfaceState(config),
+    { version: 1, window: view, total: view } as never,
+    config,
+  );
+  const markers = new Set<string>(systemPromptLines(ctx, full));
+  markers.add(decorateSystemPrompt(ctx, full, '').split('\n')[0]!);
+  // schema cues: the text each cue adds to a description, up to the cue's own values
+  const added = (before: string | undefined, after: string | undefined) => {
+    if (!after || after === before) return;
+    const piece = (before && after.startsWith(before) ? after.slice(before.length) : after).trim();
+    // a cue is a mark in parentheses or a label before its values ("Allowed values: 'a', 'b'")
+    for (const m of piece.matchAll(/\([a-z]+\)|[A-Z][A-Za-z ]*:/g)) markers.add(m[0]);
+  };
+  // the suite's docs, and one with an enum parameter (the mini suite may have none)
+  const probe = {
+    name: 'probe',
+    description: 'Probe.',
+    parameters: {
+      type: 'dict',
+      properties: { mode: { type: 'string', description: 'The mode.', enum: ['a', 'b'] } },
+      required: ['mode'],
+    },
+  } as unknown as FunctionDoc;
+  const docs = [...[...data.docs.values()].map((d) => d.doc), probe];
+  decorateFunctions(ctx, full, docs).forEach((d, i) => {
+    const plain = docs[i]!;
+    added(plain.description, d.description);
+    const props =
+      (plain.parameters as { properties?: Record<string, { description?: string }> }).properties ?? {};
+    const decorated =
+      (d.parameters as { properties?: Record<string, { description?: string }> }).properties ?? {};
+    for (const [k, v] of Object.entries(decorated)) added(props[k]?.description, v.description);
+  });
+  for (const format of TOOL_CALL_FORMATS) {
+    const help = parseFailureHelp(ctx, full, { skeleton: CALL_SKELETONS[format], toolNames: ['x'] })!.split(
+      '\n',
+    );
+    markers.add(help[0]!.replace(/\.$/, ''));
+    markers.add(help.at(-1)!);
+  }
+  markers.add(HINT_PREFIX.trim());
+  return [...markers];
+}
+const INTERFACE_TEXT = interfaceMarkers();
 const hasInterface = (r: CompletionRequest) =>
   r.messages.some((m) => typeof m.content === 'string' && INTERFACE_TEXT.some((t) => m.content!.includes(t)));
 
@@ -41,6 +111,8 @@ interface Played {
   /** every request of the training rollouts and of validation, by round */
   readonly training: CompletionRequest[];
   readonly validation: CompletionRequest[];
+  /** the sampling seed of every training request */
+  readonly seeds: Set<number>;
   readonly run: RunFolder;
 }
 
@@ -69,6 +141,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
   });
   const training: CompletionRequest[] = [];
   const validation: CompletionRequest[] = [];
+  const seeds = new Set<number>();
   let phase: 'sampling' | 'learning' | 'validating' = 'sampling';
   // the real learner; its samplers are watched, not replaced
   const watched = Object.create(learner) as EmbeddedLearner;
@@ -79,6 +152,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
       close: () => p.close(),
       complete: (r, s) => {
         (phase === 'validating' ? validation : training).push(r);
+        if (phase !== 'validating' && r.seed !== undefined) seeds.add(r.seed);
         return p.complete(r, s);
       },
     };
@@ -98,10 +172,18 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
       .split('\n')
       .map((l) => JSON.parse(l) as RolloutRecord),
   );
-  return { rounds, rollouts, training, validation, run };
+  return { rounds, rollouts, training, validation, seeds, run };
 }
 
 describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, () => {
+  it('the interface-text detector holds what the renderings add, the schema cues and format help included', () => {
+    for (const cue of [REQUIRED_MARK, 'Allowed values:', 'Type:', 'Hint:', 'Notes on using the tools:'])
+      expect(INTERFACE_TEXT.some((m) => m.includes(cue) || cue.includes(m))).toBe(true);
+    expect(
+      INTERFACE_TEXT.some((m) => m.startsWith('Your last message could not be read as tool calls')),
+    ).toBe(true);
+  });
+
   it('seal: the interface evolves, w_j varies, validation never sees the interface, the record is whole', async () => {
     // schema cues forced on: the instruction line is then in every training prompt, whatever the
     // policy's failures evolve (the compact format's signatures already show what the always-on
@@ -136,6 +218,9 @@ describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, ()
       // the weight scales the advantage and never flips its sign
       expect(Math.sign(r.weightedAdvantage)).toBe(Math.sign(r.advantage));
     }
+    // w_j varies: rollouts with different diagnoses get different weights
+    expect(new Set(p.rollouts.map((r) => r.weight)).size).toBeGreaterThan(1);
+    expect(p.rounds.some((r) => r.weights.min < r.weights.max)).toBe(true);
     const versions = p.rounds.map((r) => r.policyVersion);
     expect(versions[0]).toBe(0);
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
@@ -149,20 +234,51 @@ describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, ()
     }
     expect(p.training.some(hasInterface)).toBe(true);
     expect(p.rounds[1]!.interface).toEqual(p.rounds[0]!.nextInterface);
+    // it evolves every round, as in seal: each round's next interface is one evolution further
+    expect(p.rounds.map((r) => [r.interface.round, r.nextInterface.round])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
   });
 
   it('no-closed-loop: the interface evolves once, after round 1, then stays', async () => {
     const p = await play('no-closed-loop', { rounds: 2, validateEvery: 0 });
     expect(p.rounds[1]!.interface).toEqual(p.rounds[0]!.nextInterface);
     expect(p.rounds[1]!.nextInterface).toEqual(p.rounds[1]!.interface);
+    // evolved once (a frozen-from-the-start interface would stay at round 0), then frozen
+    expect(p.rounds.map((r) => [r.interface.round, r.nextInterface.round])).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
+    // w_j as in seal
+    expect(new Set(p.rollouts.map((r) => r.weight)).size).toBeGreaterThan(1);
   });
 
-  it('vanilla and no-env: no interface text reaches the policy; vanilla also keeps w = 1', async () => {
+  it('vanilla and no-env: no interface text reaches the policy; vanilla keeps w = 1, no-env reweights; seal on the same seed draws the same tasks and seeds', async () => {
     const v = await play('vanilla', { rounds: 1, validateEvery: 0 });
     expect(v.training.filter(hasInterface)).toEqual([]);
     for (const r of v.rollouts) expect(r.weight).toBe(1);
     const n = await play('no-env', { rounds: 1, validateEvery: 0 });
     expect(n.training.filter(hasInterface)).toEqual([]);
+    // no-env: the interface off (every component), w_j on
+    for (const r of n.rounds)
+      for (const i of [r.interface, r.nextInterface])
+        expect(Object.values(i.components)).toEqual(['off', 'off', 'off']);
+    expect(n.rollouts.some((r) => r.weight !== 1)).toBe(true);
+    // two methods on one seed, one with an interface and one without: the same tasks, rollout
+    // slots and sampling seeds (what differs is only what the method switches)
+    const n2 = await play('seal', { rounds: 1, validateEvery: 0, schemaCues: 'on' });
+    expect(n2.training.some(hasInterface)).toBe(true);
+    expect(n2.rounds[0]!.tasks).toEqual(v.rounds[0]!.tasks);
+    const slots = (p: Played) => p.rollouts.map((r) => [r.taskId, r.group, r.sample]);
+    expect(slots(n2)).toEqual(slots(v));
+    const firstSteps = (p: Played) =>
+      p.rollouts.map((r) => mixSeed(mixSeed(1, r.round, r.group, r.sample), 0)).sort();
+    expect(firstSteps(n2)).toEqual(firstSteps(v));
+    for (const s of firstSteps(v)) {
+      expect(v.seeds.has(s)).toBe(true);
+      expect(n2.seeds.has(s)).toBe(true);
+    }
   });
 
   it('the supervised anchor steps every round, with or without a policy-gradient signal', async () => {

@@ -118,7 +118,7 @@ function decodeHermes(text: string): DecodedStep {
   const calls: string[] = [];
   for (const [i, block] of found.entries()) {
     try {
-      calls.push(...callsOfBlock(block, i + 1));
+      for (const call of callsOfBlock(block, i + 1)) calls.push(call);
     } catch (e) {
       return { kind: 'parse_error', error: errorText(e) };
     }

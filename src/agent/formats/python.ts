@@ -150,7 +150,8 @@ export function decodePythonTextLenient(text: string): DecodedStep {
   const calls: string[] = [];
   for (const c of candidates) {
     try {
-      calls.push(...decodePythonCallList(c));
+      // one at a time: spreading a long flat list into push() would overflow the call stack
+      for (const call of decodePythonCallList(c)) calls.push(call);
     } catch (e) {
       return { kind: 'parse_error', error: errorText(e) };
     }
