@@ -28,7 +28,7 @@ export function registerEval(program: Command): void {
         .choices([...SUITES])
         .default('bfcl'),
     )
-    .option('--split <split>', 'test, train, all, or comma-separated task ids', 'test')
+    .option('--split <split>', 'test, train, dev (mini), all, or comma-separated task ids', 'test')
     .addOption(
       new Option(
         '--policy <kind>',

@@ -30,7 +30,7 @@ export function registerVerify(program: Command): void {
     )
     .option('--results <file>', 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)')
     .option('--ground-truth', 'replay the ground truth as the result file (a self-check: 100.00 everywhere)')
-    .option('--split <split>', 'only these tasks: train, test, all, or comma-separated ids')
+    .option('--split <split>', 'only these tasks: train, test, dev (mini), all, or comma-separated ids')
     .option('--json', 'print the summary as one JSON object')
     .option('--out <file>', 'write one JSON line per task with its per-turn verdicts')
     .option(
@@ -239,18 +239,25 @@ export async function runVerify(
 export function splitIds(data: BfclData, split: string): Set<string> {
   if (split === 'all') return new Set(data.tasks.map((t) => t.id));
   if (split === 'train' || split === 'test') return new Set(data.split[split]);
+  if (split === 'dev') {
+    if (!data.split.dev)
+      throw new UsageError(
+        `--split dev: the ${data.suite} suite has no development split (the mini suite has one). Use train, test, all or a comma-separated id list.`,
+      );
+    return new Set(data.split.dev);
+  }
   const ids = split
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   if (ids.length === 0)
     throw new UsageError(
-      `--split "${split}" names no task. Use train, test, all or a comma-separated id list.`,
+      `--split "${split}" names no task. Use train, test, dev, all or a comma-separated id list.`,
     );
   const bad = ids.filter((id) => !data.byId.has(id));
   if (bad.length)
     throw new UsageError(
-      `--split: unknown task id(s) ${bad.slice(0, 3).join(', ')}. Use train, test, all or a comma-separated id list.`,
+      `--split: unknown task id(s) ${bad.slice(0, 3).join(', ')}. Use train, test, dev, all or a comma-separated id list.`,
     );
   return new Set(ids);
 }
