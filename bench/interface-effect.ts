@@ -51,8 +51,12 @@ const median = (xs: number[]) => {
 
 function describeRun(rs: Rollout[], window: number) {
   const groups = groupMeans(rs);
-  const first = rs.map((r) => r.trajectory.turns[0]?.steps[0]?.usage?.promptTokens ?? 0);
-  const prompts = rs.flatMap((r) => r.trajectory.turns.flatMap((t) => t.steps.map((s) => s.usage?.promptTokens ?? 0)));
+  const first = rs.map(firstPrompt);
+  const cut = rs.filter((r) => firstPrompt(r) >= window);
+  const mean = (xs: Rollout[]) => xs.reduce((s, r) => s + r.reward, 0) / Math.max(1, xs.length);
+  const prompts = rs.flatMap((r) =>
+    r.trajectory.turns.flatMap((t) => t.steps.map((s) => s.usage?.promptTokens ?? 0)),
+  );
   return {
     rollouts: rs.length,
     meanReward: rs.reduce((s, r) => s + r.reward, 0) / rs.length,
@@ -64,19 +68,25 @@ function describeRun(rs: Rollout[], window: number) {
     firstPromptMedian: median(first),
     firstPromptAtWindow: first.filter((n) => n >= window).length / first.length,
     promptsAtWindow: prompts.filter((n) => n >= window).length / prompts.length,
+    meanRewardFirstPromptCut: mean(cut),
+    meanRewardFirstPromptWhole: mean(rs.filter((r) => firstPrompt(r) < window)),
   };
 }
 
-function groupMeans(rs: Rollout[]): Map<string, { task: string; mean: number }> {
-  const acc = new Map<string, { task: string; sum: number; n: number }>();
+const firstPrompt = (r: Rollout) => r.trajectory.turns[0]?.steps[0]?.usage?.promptTokens ?? 0;
+
+/** per (round, group): its task, mean reward and largest first prompt */
+function groupMeans(rs: Rollout[]): Map<string, { task: string; mean: number; prompt: number }> {
+  const acc = new Map<string, { task: string; sum: number; n: number; prompt: number }>();
   for (const r of rs) {
     const k = `${r.round}/${r.group}`;
-    const a = acc.get(k) ?? { task: r.taskId, sum: 0, n: 0 };
+    const a = acc.get(k) ?? { task: r.taskId, sum: 0, n: 0, prompt: 0 };
     a.sum += r.reward;
     a.n++;
+    a.prompt = Math.max(a.prompt, firstPrompt(r));
     acc.set(k, a);
   }
-  return new Map([...acc].map(([k, a]) => [k, { task: a.task, mean: a.sum / a.n }]));
+  return new Map([...acc].map(([k, a]) => [k, { task: a.task, mean: a.sum / a.n, prompt: a.prompt }]));
 }
 
 const [withDir, withoutDir, ...rest] = process.argv.slice(2);
@@ -91,21 +101,30 @@ const a = rollouts(withDir);
 const b = rollouts(withoutDir);
 const ga = groupMeans(a);
 const gb = groupMeans(b);
-let won = 0;
-let lost = 0;
-const diffs: number[] = [];
-for (const [k, x] of ga) {
-  const y = gb.get(k);
-  if (!y) continue;
-  if (x.task !== y.task) throw new Error(`group ${k}: ${x.task} against ${y.task}; not the same seed and tasks`);
-  if (x.mean > y.mean) won++;
-  if (x.mean < y.mean) lost++;
-  diffs.push(x.mean - y.mean);
+/** the paired comparison over the groups `keep` admits (by the with-interface group) */
+function paired(keep: (x: { prompt: number }, y: { prompt: number }) => boolean) {
+  let won = 0;
+  let lost = 0;
+  const diffs: number[] = [];
+  for (const [k, x] of ga) {
+    const y = gb.get(k);
+    if (!y) continue;
+    if (x.task !== y.task)
+      throw new Error(`group ${k}: ${x.task} against ${y.task}; not the same seed and tasks`);
+    if (!keep(x, y)) continue;
+    if (x.mean > y.mean) won++;
+    if (x.mean < y.mean) lost++;
+    diffs.push(x.mean - y.mean);
+  }
+  return { groups: diffs.length, won, lost, p: signTestP(won, lost), meanRewardDiff: bootstrapMean(diffs) };
 }
 const result = {
   with: describeRun(a, WINDOW),
   without: describeRun(b, WINDOW),
-  paired: { groups: diffs.length, won, lost, p: signTestP(won, lost), meanRewardDiff: bootstrapMean(diffs) },
+  paired: paired(() => true),
+  // where the interface pushed the first prompt to the window (cut from the left) and where not
+  pairedCut: paired((x, y) => x.prompt >= WINDOW && y.prompt < WINDOW),
+  pairedUncut: paired((x) => x.prompt < WINDOW),
 };
 console.log(JSON.stringify(result, null, 2));
 if (jsonAt >= 0 && rest[jsonAt + 1]) writeFileSync(rest[jsonAt + 1]!, `${JSON.stringify(result, null, 2)}\n`);
