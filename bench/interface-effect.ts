@@ -97,8 +97,14 @@ if (!withDir || !withoutDir) {
 const jsonAt = rest.indexOf('--json');
 // the embedded policy keeps this many prompt tokens (its window less the completion budget)
 const WINDOW = 896;
-const a = rollouts(withDir);
-const b = rollouts(withoutDir);
+// a run still under way is compared on the rounds both have finished
+const key = (r: Rollout) => `${r.round}/${r.group}`;
+const allA = rollouts(withDir);
+const allB = rollouts(withoutDir);
+const inA = new Set(allA.map(key));
+const inB = new Set(allB.map(key));
+const a = allA.filter((r) => inB.has(key(r)));
+const b = allB.filter((r) => inA.has(key(r)));
 const ga = groupMeans(a);
 const gb = groupMeans(b);
 /** the paired comparison over the groups `keep` admits (by the with-interface group) */
