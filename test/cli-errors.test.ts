@@ -89,7 +89,24 @@ describe('seal verify refuses what would lose data or score something else', () 
       await verify('--results', f.path, '--split', 'multi_turn_base_5'),
       /--split multi_turn_base_5 selects none of the tasks/,
     );
+    // BFCL has no development split: say so, and which suite has one
+    expectUserError(
+      await verify('--results', f.path, '--split', 'dev'),
+      /--split dev: the bfcl suite has no development split \(the mini suite has one\)/,
+    );
     f.unchanged();
+  });
+
+  it('--split dev on the mini suite scores its 400 development tasks', async () => {
+    const r = await seal(['verify', '--suite', 'mini', '--ground-truth', '--split', 'dev', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const summary = JSON.parse(r.stdout) as { categories: Record<string, { n: number; accuracy: number }> };
+    expect(Object.values(summary.categories).map((c) => [c.n, c.accuracy])).toEqual([
+      [100, 100],
+      [100, 100],
+      [100, 100],
+      [100, 100],
+    ]);
   });
 
   it('--results a folder, a null line: errors naming them', async () => {

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { loadSuite } from '../envs/suites.js';
 import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_SETTINGS } from '../train/config.js';
-import { collectResults, experimentTable, runDirName } from '../train/experiment.js';
+import { collectResults, experimentTable, pairedTables, runDirName } from '../train/experiment.js';
 import { METHODS, type Method, RUN_FILES } from '../train/record.js';
 import { RunFolder } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
@@ -81,6 +81,7 @@ export function registerExperiment(program: Command): void {
       }
     }
     console.log(experimentTable(collectResults(out, methods, seeds)));
+    console.log(`\n${pairedTables(out, methods, seeds)}\n`);
     const runs = seeds.flatMap((seed) => methods.map((m) => join(out, runDirName(m, seed))));
     console.log(`report: ${writeReport(runs, join(out, RUN_FILES.report)).path}`);
     console.log(

@@ -35,7 +35,7 @@ export const VERIFY_SCHEMA = z
       .optional()
       .describe('replay the ground truth as the result file (a self-check: 100.00 everywhere)'),
     split: z.string().min(1).optional().meta({
-      description: 'only these tasks: train, test, all, or comma-separated ids',
+      description: 'only these tasks: train, test, dev (mini), all, or comma-separated ids',
       placeholder: 'split',
     }),
     json: z.literal(true).optional().describe('print the summary as one JSON object'),
@@ -250,18 +250,25 @@ export async function runVerify(
 export function splitIds(data: BfclData, split: string): Set<string> {
   if (split === 'all') return new Set(data.tasks.map((t) => t.id));
   if (split === 'train' || split === 'test') return new Set(data.split[split]);
+  if (split === 'dev') {
+    if (!data.split.dev)
+      throw new UsageError(
+        `--split dev: the ${data.suite} suite has no development split (the mini suite has one). Use train, test, all or a comma-separated id list.`,
+      );
+    return new Set(data.split.dev);
+  }
   const ids = split
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   if (ids.length === 0)
     throw new UsageError(
-      `--split "${split}" names no task. Use train, test, all or a comma-separated id list.`,
+      `--split "${split}" names no task. Use train, test, dev, all or a comma-separated id list.`,
     );
   const bad = ids.filter((id) => !data.byId.has(id));
   if (bad.length)
     throw new UsageError(
-      `--split: unknown task id(s) ${bad.slice(0, 3).join(', ')}. Use train, test, all or a comma-separated id list.`,
+      `--split: unknown task id(s) ${bad.slice(0, 3).join(', ')}. Use train, test, dev, all or a comma-separated id list.`,
     );
   return new Set(ids);
 }

@@ -4,7 +4,8 @@ import { join, resolve, sep } from 'node:path';
 import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { UserError } from '../util/errors.js';
 import { fileAccessError, readJsonLines } from '../util/files.js';
-import { pairedChange, signTestP } from './paired.js';
+import { BOOTSTRAP_DEFAULTS } from './bootstrap.js';
+import { type PooledComparison, pooledComparison } from './paired.js';
 import { RESULTS_FILE } from './run.js';
 import type { Summary } from './summary.js';
 import { markdownTable } from './table.js';
@@ -92,7 +93,7 @@ export function compareTable(dirs: readonly string[]): string {
 }
 
 /** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
-function readVerdicts(dir: string): Map<string, boolean> | undefined {
+export function readVerdicts(dir: string): Map<string, boolean> | undefined {
   const path = join(dir, RESULTS_FILE);
   if (!existsSync(path)) return undefined;
   const isVerdict = (r: unknown): r is { id: string; valid: boolean } =>
@@ -104,9 +105,37 @@ function readVerdicts(dir: string): Map<string, boolean> | undefined {
   return rows.length > 0 ? new Map(rows.map((r) => [r.id, r.valid])) : undefined;
 }
 
+/** the columns of a paired comparison, after its name */
+export const PAIRED_HEAD = ['tasks', 'won', 'lost', 'p', 'mean diff', '95% interval'] as const;
+
+/** one comparison as table cells (PAIRED_HEAD) */
+export function pairedCells(c: PooledComparison): string[] {
+  const interval = c.tasks > 0 ? `[${signed(c.diff.lo)}, ${signed(c.diff.hi)}]` : '-';
+  return [
+    String(c.tasks),
+    String(c.won),
+    String(c.lost),
+    formatP(c.p),
+    c.tasks > 0 ? signed(c.diff.mean) : '-',
+    interval,
+  ];
+}
+
+/** p to three decimals, and small ones in scientific notation rather than 0.000 */
+export function formatP(p: number): string {
+  return p >= 0.001 ? p.toFixed(3) : p.toExponential(1);
+}
+
+/** What the paired columns mean, for the line under a table; `against` names the reference. */
+export function pairedNote(against: string, pooled: boolean): string {
+  const over = pooled ? ', summed over the seeds' : '';
+  return `won / lost: tasks passed that ${against} fails, and the reverse${over}; p: the exact two-sided sign test on them (McNemar), the chance that two equally good policies split at least this unevenly; mean diff: the difference of the averages in points${pooled ? ' (mean over seeds)' : ''}, with the 95% paired bootstrap interval (${BOOTSTRAP_DEFAULTS.resamples.toLocaleString('en-US')} resamples of the tasks, seed ${BOOTSTRAP_DEFAULTS.seed}).`;
+}
+
 /**
  * Task by task against the first run (when both keep per-task results): how many tasks each run
- * won and lost, and the sign test on them, so that a difference of averages can be told from churn.
+ * won and lost, the sign test on them, and the bootstrap interval of the difference, so that a
+ * difference of averages can be told from churn.
  */
 function pairedTable(dirs: readonly string[], labels: readonly string[]): string | undefined {
   if (dirs.length < 2) return undefined;
@@ -114,17 +143,10 @@ function pairedTable(dirs: readonly string[], labels: readonly string[]): string
   if (!first) return undefined;
   const rows = dirs.slice(1).map((d, i) => {
     const other = readVerdicts(d);
-    if (!other) return [labels[i + 1]!, '-', '-', '-', '-'];
-    const c = pairedChange(first, other);
-    return [
-      labels[i + 1]!,
-      String(c.shared),
-      String(c.won),
-      String(c.lost),
-      signTestP(c.won, c.lost).toFixed(3),
-    ];
+    if (!other) return [labels[i + 1]!, ...PAIRED_HEAD.map(() => '-')];
+    return [labels[i + 1]!, ...pairedCells(pooledComparison([{ first, other }]))];
   });
-  return `${markdownTable(['task by task', 'tasks', 'won', 'lost', 'p'], rows)}
+  return `${markdownTable(['task by task', ...PAIRED_HEAD], rows)}
 
-won / lost: tasks the run passes and ${labels[0]} fails, and the reverse, over the tasks both evaluated; p: the exact two-sided sign test on them (McNemar), the chance that two equally good policies split at least this unevenly.`;
+${pairedNote(labels[0]!, false)}`;
 }

@@ -26,7 +26,10 @@ export const EVAL_SCHEMA = z
       .string()
       .min(1)
       .default('test')
-      .meta({ description: 'test, train, all, or comma-separated task ids', placeholder: 'split' }),
+      .meta({
+        description: 'test, train, dev (mini), all, or comma-separated task ids',
+        placeholder: 'split',
+      }),
     policy: z.enum(POLICY_KINDS).default('server').meta({
       description: 'server: an OpenAI-compatible model server; embedded: the built-in small model',
       placeholder: 'kind',

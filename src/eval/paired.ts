@@ -4,6 +4,7 @@
  * hides that churn, and only the tasks that changed say whether one policy is better (McNemar's
  * test: the tasks both pass or both fail carry no information about which is better).
  */
+import { type BootstrapOptions, bootstrapMean, type Interval } from './bootstrap.js';
 
 export interface PairedChange {
   /** tasks evaluated by both */
@@ -48,4 +49,64 @@ export function signTestP(won: number, lost: number): number {
   for (let i = 0; i < k; i++) logs.push(logs[i]! + Math.log(n - i) - Math.log(i + 1));
   const top = logs[k]!;
   return Math.min(1, 2 * Math.exp(top) * logs.reduce((s, l) => s + Math.exp(l - top), 0));
+}
+
+/** Two evaluations of the same tasks: verdict per task id of the first and of the other. */
+export interface EvaluationPair {
+  readonly first: ReadonlyMap<string, boolean>;
+  readonly other: ReadonlyMap<string, boolean>;
+}
+
+export interface PooledComparison {
+  /** pairs pooled (one per seed) */
+  readonly pairs: number;
+  /** tasks every pair evaluated on both sides */
+  readonly tasks: number;
+  /** won / lost of `other` against `first`, summed over the pairs */
+  readonly won: number;
+  readonly lost: number;
+  /** the exact two-sided sign test on the pooled won / lost */
+  readonly p: number;
+  /** the mean difference other - first, in points, with its paired bootstrap interval over tasks */
+  readonly diff: Interval;
+}
+
+/**
+ * Several pairs of evaluations (e.g. a method's final policy against the base, one pair per seed)
+ * pooled over the tasks every pair holds. Each task's difference is the mean over the pairs of
+ * (other - first) x 100, so the mean over tasks is the mean over seeds of the difference of the
+ * averages (the suite's average when its categories hold as many test tasks each, as the mini and
+ * BFCL test splits do); the bootstrap resamples tasks with their differences, and the sign test takes every
+ * changed (pair, task) as one trial. Pooling seeds that share the test tasks makes the trials less
+ * than independent (a task one seed flips, another may too): the pooled p is a summary, the
+ * interval over tasks the safer guide.
+ */
+export function pooledComparison(
+  pairs: readonly EvaluationPair[],
+  options: BootstrapOptions = {},
+): PooledComparison {
+  const ids = pairs.length
+    ? [...pairs[0]!.first.keys()].filter((id) => pairs.every((q) => q.first.has(id) && q.other.has(id)))
+    : [];
+  let won = 0;
+  let lost = 0;
+  const diffs = ids.map((id) => {
+    let sum = 0;
+    for (const q of pairs) {
+      const a = q.first.get(id)!;
+      const b = q.other.get(id)!;
+      if (b && !a) won++;
+      if (a && !b) lost++;
+      sum += Number(b) - Number(a);
+    }
+    return (100 * sum) / pairs.length;
+  });
+  return {
+    pairs: pairs.length,
+    tasks: ids.length,
+    won,
+    lost,
+    p: signTestP(won, lost),
+    diff: bootstrapMean(diffs, options),
+  };
 }

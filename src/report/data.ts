@@ -625,7 +625,7 @@ export function buildPage(
     accuracy: accuracyCharts(runs, pages),
     accuracyNote:
       'Strict protocol (no training interface). Round 0 is eval-start and the last point eval-final (the full test split); ' +
-      'the points between are validation on a fixed subset of the test split, so they are noisier and not on the same tasks.',
+      'the points between are validation on a fixed subset of the development split (runs recorded before it existed: of the test split), so they are noisier and not on the same tasks.',
     training: trainingCharts(runs, pages),
   };
 }

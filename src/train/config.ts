@@ -98,7 +98,9 @@ export const TRAIN_SCHEMA = z
       .describe('strict validation every k rounds on the validation subset (0: never)'),
     validationTasks: int(0, 100_000)
       .default(40)
-      .describe('validation subset: this many test tasks, the same share per category'),
+      .describe(
+        'validation subset: this many tasks of the development split (never the test split; on suites without one, held-out training tasks), the same share per category',
+      ),
     evalStart: z
       .boolean()
       .default(true)

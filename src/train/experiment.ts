@@ -6,6 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
+import { PAIRED_HEAD, pairedCells, pairedNote, readVerdicts } from '../eval/compare.js';
+import { type EvaluationPair, pooledComparison } from '../eval/paired.js';
 import type { Summary } from '../eval/summary.js';
 import { markdownTable } from '../eval/table.js';
 import type { Method } from './record.js';
@@ -77,4 +79,58 @@ export function experimentTable(results: readonly MethodResult[]): string {
     ...results.map((r) => row(r.method, r.final, r.final.length)),
   ];
   return markdownTable(head, rows);
+}
+
+/** the start and final verdicts of one run (undefined where the run has no per-task results) */
+function runVerdicts(dir: string, method: Method, seed: number) {
+  const run = join(dir, runDirName(method, seed));
+  return {
+    start: readVerdicts(join(run, RUN_FILES.evalStart)),
+    final: existsSync(join(run, RUN_FILES.evalFinal, 'summary.json'))
+      ? readVerdicts(join(run, RUN_FILES.evalFinal))
+      : undefined,
+  };
+}
+
+/**
+ * Task by task, pooled over seeds: every method's final policy against the base (its own run's
+ * start evaluation), and every other method against seal on the same seed, with the won / lost
+ * counts, the sign test and the bootstrap interval of the mean difference (src/eval/paired.ts).
+ */
+export function pairedTables(dir: string, methods: readonly Method[], seeds: readonly number[]): string {
+  const pairs = (first: (s: number) => EvaluationPair['first'] | undefined, m: Method) =>
+    seeds.flatMap((s) => {
+      const a = first(s);
+      const b = runVerdicts(dir, m, s).final;
+      return a && b ? [{ seed: s, pair: { first: a, other: b } }] : [];
+    });
+  const row = (m: Method, ps: { seed: number; pair: EvaluationPair }[]) =>
+    ps.length
+      ? [m, String(ps.length), ...pairedCells(pooledComparison(ps.map((p) => p.pair)))]
+      : [m, '0', ...PAIRED_HEAD.map(() => '-')];
+  const head = ['method', 'seeds', ...PAIRED_HEAD];
+  const base = markdownTable(
+    head,
+    methods.map((m) =>
+      row(
+        m,
+        pairs((s) => runVerdicts(dir, m, s).start, m),
+      ),
+    ),
+  );
+  let out = `Against the base (each run's start evaluation), pooled over seeds:\n\n${base}\n\n${pairedNote('the base', true)}`;
+  const others = methods.filter((m) => m !== 'seal');
+  if (methods.includes('seal') && others.length) {
+    const vsSeal = markdownTable(
+      head,
+      others.map((m) =>
+        row(
+          m,
+          pairs((s) => runVerdicts(dir, 'seal', s).final, m),
+        ),
+      ),
+    );
+    out += `\n\nAgainst seal on the same seed, pooled over the seeds both finished:\n\n${vsSeal}\n\n${pairedNote('seal', true)}`;
+  }
+  return out;
 }

@@ -3,7 +3,7 @@
  *
  *   tasks -> G rollouts each through the current interface (training mode) -> verify + diagnose
  *   -> failure profile -> GRPO advantages x w_j -> one learner update -> evolve the interface
- *   -> (every k rounds) strict validation without any interface
+ *   -> (every k rounds) strict validation without any interface, on the development split
  *
  * It knows the suite, the sampler and the learner only through their contracts. Each method of
  * the comparison changes exactly one thing (record.ts, METHODS). Everything a round produces is on
@@ -41,7 +41,7 @@ import { RUN_FILES, roundName } from './record.js';
 import type { RunFolder, TrainState } from './run-folder.js';
 import { RolloutSampler } from './sampler.js';
 import { aggregateRollouts, dataTokens, packSteps, type SampledStep } from './sequences.js';
-import { roundTasks, validationTasks, withRevisits } from './tasks.js';
+import { roundTasks, trainingTasks, validationSource, validationTasks, withRevisits } from './tasks.js';
 
 /** What each method switches (record.ts): whether rollouts see an interface, it evolves, w_j applies. */
 export function methodSwitches(method: Method): {
@@ -156,7 +156,7 @@ export async function validate(
       suite: ctx.config.suite,
       model: policy.name,
       format: FORMAT,
-      split: `validation (${tasks.length} test tasks, seed ${ctx.config.seed})`,
+      split: `validation (${validationSource(ctx.data, tasks.length)}, seed ${ctx.config.seed})`,
       sampling: { temperature: 0, maxTokens: ctx.config.maxTokens },
     },
     ctx.run.path(dir),
@@ -169,8 +169,8 @@ export async function validate(
 export async function runRounds(ctx: LoopContext, start: TrainState): Promise<TrainState> {
   const { config: c, data, learner, run, hooks } = ctx;
   const sw = methodSwitches(c.method);
-  const trainTasks = data.split.train.map((id) => data.byId.get(id)!).filter(Boolean);
   const valTasks = validationTasks(data, c.seed, c.validationTasks);
+  const trainTasks = trainingTasks(data, valTasks);
   const format = formatAdapter(FORMAT);
   const recorder = new CallRecorder(data);
   const classOf = (name: string) => data.docs.get(name)?.className;

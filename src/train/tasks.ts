@@ -67,14 +67,38 @@ export function withRevisits(
   return [...fresh.slice(0, fresh.length - picked.length), ...picked.map((id) => byId.get(id)!)];
 }
 
-/** `n` test tasks, the same number per category (as near as `n` allows), fixed by the seed */
+/**
+ * The validation subset: `n` tasks of the development split, the same number per category (as near
+ * as `n` allows), fixed by the seed. Never test tasks: validation is what settings are chosen on.
+ * A suite without a development split (BFCL) gives held-out training tasks instead, which
+ * `trainingTasks` then leaves out of training.
+ */
 export function validationTasks(data: BfclData, seed: number, n: number): BfclTask[] {
-  const test = data.split.test.map((id) => data.byId.get(id)!).filter(Boolean);
+  const pool = (data.split.dev ?? data.split.train).map((id) => data.byId.get(id)!).filter(Boolean);
   const out: BfclTask[] = [];
   CATEGORIES.forEach((c, i) => {
     const share = Math.floor(n / CATEGORIES.length) + (i < n % CATEGORIES.length ? 1 : 0);
-    const pool = test.filter((t) => t.category === c);
-    out.push(...new Rng(mixSeed(seed, 0x5a11d, i), 'mulberry32').sample(pool, Math.min(share, pool.length)));
+    const inCategory = pool.filter((t) => t.category === c);
+    out.push(
+      ...new Rng(mixSeed(seed, 0x5a11d, i), 'mulberry32').sample(
+        inCategory,
+        Math.min(share, inCategory.length),
+      ),
+    );
   });
   return out;
+}
+
+/** The training split without the validation subset (which is drawn from it only on suites without a dev split). */
+export function trainingTasks(data: BfclData, validation: readonly BfclTask[]): BfclTask[] {
+  const held = new Set(validation.map((t) => t.id));
+  return data.split.train
+    .filter((id) => !held.has(id))
+    .map((id) => data.byId.get(id)!)
+    .filter(Boolean);
+}
+
+/** What the validation subset is, for the record: `40 dev tasks` or `40 held-out training tasks`. */
+export function validationSource(data: BfclData, n: number): string {
+  return `${n} ${data.split.dev ? 'dev' : 'held-out training'} tasks`;
 }

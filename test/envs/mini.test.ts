@@ -26,6 +26,7 @@ const buildMs = performance.now() - t0;
 const tasks = data.tasks;
 const train = data.split.train.map((id) => data.byId.get(id)!);
 const test = data.split.test.map((id) => data.byId.get(id)!);
+const dev = (data.split.dev ?? []).map((id) => data.byId.get(id)!);
 
 /** The ground truth as a BFCL result: one step per non-empty turn. */
 const asResult = (t: BfclTask) => t.groundTruth.map((calls) => (calls.length > 0 ? [[...calls]] : []));
@@ -35,9 +36,9 @@ const hash = (ts: readonly BfclTask[]) =>
   createHash('sha256').update(ts.map(miniTaskToJson).join('\n')).digest('hex');
 
 describe('mini suite: ground truth', () => {
-  it('builds 800 tasks quickly', () => {
+  it('builds 1,200 tasks quickly', () => {
     console.log(`mini: ${tasks.length} tasks built in ${buildMs.toFixed(0)} ms`);
-    expect(tasks).toHaveLength(800);
+    expect(tasks).toHaveLength(1200);
     expect(buildMs).toBeLessThan(15_000);
   });
 
@@ -162,14 +163,29 @@ describe('mini suite: category structure', () => {
 });
 
 describe('mini suite: splits', () => {
-  it('400 train and 400 test tasks, 100 per category, with the BFCL ids and categories', () => {
+  it('400 train, 400 test and 400 dev tasks, 100 per category, with the BFCL ids and categories', () => {
     expect(train).toHaveLength(400);
     expect(test).toHaveLength(400);
-    for (const split of [train, test]) {
+    expect(dev).toHaveLength(400);
+    for (const split of [train, test, dev]) {
       for (const c of CATEGORIES) expect(split.filter((t) => t.category === c)).toHaveLength(100);
       for (const t of split) expect(t.id).toMatch(new RegExp(`^mini_${t.category}_\\d+$`));
     }
-    expect(new Set(tasks.map((t) => t.id)).size).toBe(800);
+    expect(new Set(tasks.map((t) => t.id)).size).toBe(1200);
+  });
+
+  it('dev overlaps neither test nor train: ids, initial states, dialogues', () => {
+    for (const other of [test, train]) {
+      const ids = new Set(other.map((t) => t.id));
+      const states = new Set(other.map((t) => scenarioKeys(t).state));
+      const dialogues = new Set(other.map((t) => scenarioKeys(t).dialogue));
+      for (const t of dev) {
+        expect(ids.has(t.id)).toBe(false);
+        expect(states.has(scenarioKeys(t).state), t.id).toBe(false);
+        expect(dialogues.has(scenarioKeys(t).dialogue), t.id).toBe(false);
+      }
+    }
+    expect(new Set(dev.map((t) => scenarioKeys(t).state)).size).toBe(400);
   });
 
   it('train and test do not overlap: ids, initial states, dialogues', () => {
@@ -213,7 +229,8 @@ describe('mini suite: determinism', () => {
 
   it('the fixed splits rebuild identically', () => {
     const again = buildMiniSplits();
-    expect(hash([...again.train, ...again.test])).toBe(hash(tasks));
+    expect(hash([...again.train, ...again.test, ...again.dev])).toBe(hash(tasks));
+    expect(hash(again.dev)).toBe(hash(dev));
   });
 
   it('the task JSON keeps Python ints and floats apart', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pairedChange, signTestP } from '../../src/eval/paired.js';
+import { pairedChange, pooledComparison, signTestP } from '../../src/eval/paired.js';
 
 describe('pairedChange', () => {
   it('counts the tasks that changed, over the ids both evaluations hold', () => {
@@ -58,5 +58,41 @@ describe('signTestP', () => {
         }
       }),
     );
+  });
+});
+
+describe('pooledComparison', () => {
+  const v = (s: string) => new Map([...'abcd'].map((id, i) => [id, s[i] === '1']));
+  it('pools won / lost over seeds and averages each task over them', () => {
+    const base = v('1100');
+    // seed 1: b lost, c and d won; seed 2: a lost, c won. An id held by one side only is left out.
+    const s1 = new Map([...v('1011'), ['e', true]]);
+    const s2 = v('0110');
+    const c = pooledComparison([
+      { first: base, other: s1 },
+      { first: base, other: s2 },
+    ]);
+    expect(c).toMatchObject({ pairs: 2, tasks: 4, won: 3, lost: 2 });
+    // 2 x P(X <= 2), n = 5: 2 x (1 + 5 + 10) / 32 = 1
+    expect(c.p).toBeCloseTo(1, 12);
+    // per task (mean over seeds, points): a -50, b -50, c +100, d +50; mean 12.5, which is the
+    // mean over seeds of the averages' difference: (+25 + 0) / 2
+    expect(c.diff.mean).toBeCloseTo(12.5, 12);
+    expect(c.diff.lo).toBeGreaterThanOrEqual(-50);
+    expect(c.diff.hi).toBeLessThanOrEqual(100);
+  });
+
+  it('gives the sign test of a one-sided split', () => {
+    const ids = Array.from({ length: 10 }, (_, i) => `t${i}`);
+    const first = new Map(ids.map((id) => [id, false]));
+    const other = new Map(ids.map((id) => [id, true]));
+    const c = pooledComparison([{ first, other }]);
+    // 10 won, 0 lost: 2 / 2^10
+    expect(c.p).toBeCloseTo(2 / 1024, 14);
+    expect(c.diff).toMatchObject({ mean: 100, lo: 100, hi: 100 });
+  });
+
+  it('is empty without pairs', () => {
+    expect(pooledComparison([])).toMatchObject({ pairs: 0, tasks: 0, won: 0, lost: 0, p: 1 });
   });
 });

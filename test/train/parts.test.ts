@@ -11,7 +11,7 @@ import { roundCredit, turnAdvantages } from '../../src/train/credit.js';
 import { interfaceConfig, methodSwitches } from '../../src/train/loop.js';
 import type { METHODS } from '../../src/train/record.js';
 import { aggregateRollouts, packSteps } from '../../src/train/sequences.js';
-import { roundTasks, validationTasks, withRevisits } from '../../src/train/tasks.js';
+import { roundTasks, trainingTasks, validationTasks, withRevisits } from '../../src/train/tasks.js';
 
 describe('packSteps', () => {
   it('packs steps whose prompt extends the last sequence, and starts anew where it does not', () => {
@@ -193,13 +193,28 @@ describe('tasks', () => {
     const dup = withRevisits(fresh, data.byId, { [fresh[0]!.id]: 0.5 }, 1, 3, 5);
     expect(new Set(dup.map((t) => t.id)).size).toBe(8);
   });
-  it('the validation subset is fixed by the seed, from the test split, balanced by category', () => {
+  it('the validation subset is fixed by the seed, from the dev split, balanced by category', () => {
     const v = validationTasks(data, 1, 40);
     expect(v).toHaveLength(40);
-    const test = new Set(data.split.test);
-    expect(v.every((t) => test.has(t.id))).toBe(true);
+    const dev = new Set(data.split.dev);
+    expect(v.every((t) => dev.has(t.id))).toBe(true);
     for (const c of CATEGORIES) expect(v.filter((t) => t.category === c)).toHaveLength(10);
     expect(validationTasks(data, 1, 40)).toEqual(v);
+    expect(validationTasks(data, 2, 40)).not.toEqual(v);
+    // with a dev split, training keeps the whole training split
+    expect(trainingTasks(data, v).map((t) => t.id)).toEqual(data.split.train);
+  });
+  it('without a dev split, validation holds out training tasks and training leaves them out', () => {
+    const { dev: _, ...split } = data.split;
+    const noDev = { ...data, split };
+    const v = validationTasks(noDev, 1, 40);
+    const train = new Set(data.split.train);
+    expect(v.every((t) => train.has(t.id))).toBe(true);
+    for (const c of CATEGORIES) expect(v.filter((t) => t.category === c)).toHaveLength(10);
+    const rest = trainingTasks(noDev, v);
+    expect(rest).toHaveLength(360);
+    const held = new Set(v.map((t) => t.id));
+    expect(rest.some((t) => held.has(t.id))).toBe(false);
   });
 });
 

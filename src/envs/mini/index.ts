@@ -16,6 +16,8 @@ export {
   buildMiniSplits,
   generateForTraining,
   loadMiniSuite,
+  MINI_DEV_OFFSET,
+  MINI_DEV_SEED,
   MINI_PER_CATEGORY,
   MINI_SPLIT_SIZE,
   MINI_TEST_OFFSET,

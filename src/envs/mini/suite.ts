@@ -1,11 +1,15 @@
 /**
- * The mini suite as `BfclData`: fixed train and test splits (400 tasks each, 100 per category)
- * plus the suite's own function docs, so the BFCL episode, checker, diagnosis and `seal eval`
- * run on it unchanged. Nothing is read from disk.
+ * The mini suite as `BfclData`: fixed train and test splits (400 tasks each, 100 per category), a
+ * development split (400 more) for every choice made while training, plus the suite's own function
+ * docs, so the BFCL episode, checker, diagnosis and `seal eval` run on it unchanged. Nothing is
+ * read from disk.
  *
- * Non-overlap of the splits: test tasks come from one seed range and train tasks from another,
- * and a train candidate whose initial state or whose whole dialogue text equals a test task's is
- * redrawn (single generic sentences may recur, whole scenarios do not).
+ * Non-overlap of the splits: test, train and dev tasks come from three seed ranges; a train
+ * candidate whose initial state or whose whole dialogue text equals a test task's is redrawn, and
+ * a dev candidate equal in either to a test or a train task likewise (single generic sentences
+ * may recur, whole scenarios do not). The dev split thus stands to the training split as the test
+ * split does, so a setting chosen on it is chosen on the same kind of generalisation, without
+ * looking at the test split.
  */
 import type { ClassName } from '../bfcl/apis/api.js';
 import {
@@ -24,8 +28,10 @@ export const MINI_PER_CATEGORY = 100;
 /** Seeds of the fixed splits (disjoint ranges). */
 export const MINI_TEST_SEED = 20_260_001;
 export const MINI_TRAIN_SEED = 7_000_001;
-/** Train ids are `mini_<category>_<n>` with n in [0, 100), test ids n in [100, 200). */
+export const MINI_DEV_SEED = 41_000_001;
+/** Train ids are `mini_<category>_<n>` with n in [0, 100), test ids n in [100, 200), dev [200, 300). */
 export const MINI_TEST_OFFSET = 100;
+export const MINI_DEV_OFFSET = 200;
 
 /** The parts of a task the non-overlap rule compares. */
 export function scenarioKeys(task: BfclTask): { state: string; dialogue: string } {
@@ -57,42 +63,39 @@ export function miniTaskToJson(task: BfclTask): string {
 export interface MiniSplits {
   readonly train: readonly BfclTask[];
   readonly test: readonly BfclTask[];
+  readonly dev: readonly BfclTask[];
 }
 
-/** Build both fixed splits (deterministic). */
-export function buildMiniSplits(): MiniSplits {
-  const test: BfclTask[] = [];
-  for (const category of CATEGORIES) {
-    for (let i = 0; i < MINI_PER_CATEGORY; i++) {
-      test.push(
-        generateTask(
-          mixSeed(MINI_TEST_SEED, CATEGORIES.indexOf(category), i),
-          category,
-          miniTaskId(category, MINI_TEST_OFFSET + i),
-        ),
-      );
-    }
-  }
-  const testStates = new Set(test.map((t) => scenarioKeys(t).state));
-  const testDialogues = new Set(test.map((t) => scenarioKeys(t).dialogue));
-  const disjoint = (t: BfclTask) => {
-    const k = scenarioKeys(t);
-    return !testStates.has(k.state) && !testDialogues.has(k.dialogue);
+/** A predicate that is false for tasks sharing an initial state or a dialogue with any of `tasks`. */
+function scenarioDisjoint(tasks: readonly BfclTask[]): (task: BfclTask) => boolean {
+  const states = new Set(tasks.map((t) => scenarioKeys(t).state));
+  const dialogues = new Set(tasks.map((t) => scenarioKeys(t).dialogue));
+  return (task) => {
+    const k = scenarioKeys(task);
+    return !states.has(k.state) && !dialogues.has(k.dialogue);
   };
-  const train: BfclTask[] = [];
-  for (const category of CATEGORIES) {
-    for (let i = 0; i < MINI_PER_CATEGORY; i++) {
-      train.push(
-        generateTask(
-          mixSeed(MINI_TRAIN_SEED, CATEGORIES.indexOf(category), i),
-          category,
-          miniTaskId(category, i),
-          disjoint,
-        ),
-      );
-    }
-  }
-  return { train, test };
+}
+
+/** 100 tasks per category from one seed range, ids from `offset`, each accepted by `accept` */
+function splitOf(seed: number, offset: number, accept?: (t: BfclTask) => boolean): BfclTask[] {
+  return CATEGORIES.flatMap((category) =>
+    Array.from({ length: MINI_PER_CATEGORY }, (_, i) =>
+      generateTask(
+        mixSeed(seed, CATEGORIES.indexOf(category), i),
+        category,
+        miniTaskId(category, offset + i),
+        accept,
+      ),
+    ),
+  );
+}
+
+/** Build the three fixed splits (deterministic). */
+export function buildMiniSplits(): MiniSplits {
+  const test = splitOf(MINI_TEST_SEED, MINI_TEST_OFFSET);
+  const train = splitOf(MINI_TRAIN_SEED, 0, scenarioDisjoint(test));
+  const dev = splitOf(MINI_DEV_SEED, MINI_DEV_OFFSET, scenarioDisjoint([...test, ...train]));
+  return { train, test, dev };
 }
 
 /** The suite's docs as the BFCL loader shapes them. */
@@ -109,7 +112,7 @@ export function miniDocs(): Pick<BfclData, 'docs' | 'docsByClass'> {
 /** Wrap any mini tasks (e.g. fresh ones from `generate`) as `BfclData`. */
 export function miniData(
   tasks: readonly BfclTask[],
-  split: { train: readonly string[]; test: readonly string[] },
+  split: { train: readonly string[]; test: readonly string[]; dev?: readonly string[] },
 ): BfclData {
   const { docs, docsByClass } = miniDocs();
   return {
@@ -119,7 +122,12 @@ export function miniData(
     byId: new Map(tasks.map((t) => [t.id, t])),
     docs,
     docsByClass,
-    split: { train: split.train, test: split.test, seed: MINI_TEST_SEED },
+    split: {
+      train: split.train,
+      test: split.test,
+      ...(split.dev ? { dev: split.dev } : {}),
+      seed: MINI_TEST_SEED,
+    },
     longContextConstants() {
       throw new Error(
         'the mini suite never runs in long-context mode (its long_context category uses larger states, not the reference constants)',
@@ -130,11 +138,12 @@ export function miniData(
 
 let cached: BfclData | undefined;
 
-/** The mini suite: 800 tasks (train + test), its docs and its split. Built once per process. */
+/** The mini suite: 1,200 tasks (train + test + dev), its docs and its splits. Built once per process. */
 export function loadMiniSuite(): BfclData {
   if (!cached) {
-    const { train, test } = buildMiniSplits();
-    cached = miniData([...train, ...test], { train: train.map((t) => t.id), test: test.map((t) => t.id) });
+    const { train, test, dev } = buildMiniSplits();
+    const ids = (ts: readonly BfclTask[]) => ts.map((t) => t.id);
+    cached = miniData([...train, ...test, ...dev], { train: ids(train), test: ids(test), dev: ids(dev) });
   }
   return cached;
 }

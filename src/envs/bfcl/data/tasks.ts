@@ -74,6 +74,11 @@ export function isLongContext(task: BfclTask): boolean {
 export interface SealSplit {
   readonly train: readonly string[];
   readonly test: readonly string[];
+  /**
+   * tasks held out from both for every choice made while training (validation, settings): a suite
+   * that has none (BFCL) validates on a held-out part of the training split instead
+   */
+  readonly dev?: readonly string[];
   readonly seed: number;
 }
 
