@@ -22,14 +22,10 @@ export type PolicyKind = (typeof POLICY_KINDS)[number];
 export const EVAL_SCHEMA = z
   .object({
     suite: suiteSetting(SUITES, 'bfcl'),
-    split: z
-      .string()
-      .min(1)
-      .default('test')
-      .meta({
-        description: 'test, train, dev (mini), all, or comma-separated task ids',
-        placeholder: 'split',
-      }),
+    split: z.string().min(1).default('test').meta({
+      description: 'test, train, dev (mini), all, or comma-separated task ids',
+      placeholder: 'split',
+    }),
     policy: z.enum(POLICY_KINDS).default('server').meta({
       description: 'server: an OpenAI-compatible model server; embedded: the built-in small model',
       placeholder: 'kind',
