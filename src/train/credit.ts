@@ -5,6 +5,7 @@
  */
 import { grpoAdvantages } from '../rl/advantages.js';
 import { type Label, SUCCESS_LABELS } from '../seal/labels.js';
+import type { Trajectory } from '../seal/trajectory.js';
 import {
   applyWeights,
   budgetNormalise,
@@ -70,4 +71,18 @@ export function turnAdvantages(labels: readonly Label[], advantage: number, rule
   if (advantage < 0) return labels.map((l) => (SUCCESS_LABELS.has(l) ? 0 : advantage));
   if (rule === 'failed-turns') return labels.map(() => advantage);
   return labels.map((l) => (SUCCESS_LABELS.has(l) ? advantage : 0));
+}
+
+/**
+ * The advantage of each step of a rollout, in play order: the advantage of the user turn the step
+ * answered (turnAdvantages). A step of a turn past the labels trains with none.
+ */
+export function stepAdvantages(
+  trajectory: Trajectory,
+  labels: readonly Label[],
+  advantage: number,
+  rule: CreditRule,
+): number[] {
+  const perTurn = turnAdvantages(labels, advantage, rule);
+  return trajectory.turns.flatMap((turn, i) => turn.steps.map(() => perTurn[i] ?? 0));
 }

@@ -15,6 +15,9 @@
  *   .lock                         while a process writes the folder: its pid (run-folder.ts)
  *
  * An eval run folder is what `seal eval --out` writes (src/eval/run.ts).
+ *
+ * The records of a round are built here, pure, from what the round's phases produced
+ * (rolloutRecords, roundRecord); the loop (loop.ts) only measures, writes and commits them.
  */
 import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { Summary } from '../eval/summary.js';
@@ -22,6 +25,7 @@ import type { InterfaceState } from '../seal/interface/state.js';
 import type { Label } from '../seal/labels.js';
 import type { ProfileSnapshot } from '../seal/profile.js';
 import type { Trajectory } from '../seal/trajectory.js';
+import type { RolloutCredit } from './credit.js';
 
 export const RUN_FORMAT = 'seal-train-run' as const;
 export const RUN_VERSION = 1 as const;
@@ -215,4 +219,125 @@ export interface RolloutRecord {
   readonly weightedAdvantage: number;
   readonly completionTokens: number;
   readonly trajectory: Trajectory;
+}
+
+/** A rollout as the sampling and diagnosis phases left it: what its record is built from. */
+export interface PlayedRollout {
+  readonly task: { readonly id: string; readonly category: Category };
+  readonly group: number;
+  readonly sample: number;
+  readonly trajectory: Trajectory;
+  /** one diagnosis label per user turn */
+  readonly labels: readonly Label[];
+  /** the sampled completion of each step */
+  readonly steps: readonly { readonly tokenIds: readonly number[] }[];
+}
+
+/** One record per rollout, in play order, with the credit the update gave it. */
+export function rolloutRecords(
+  round: number,
+  policyVersion: number,
+  played: readonly PlayedRollout[],
+  credit: readonly RolloutCredit[],
+): RolloutRecord[] {
+  return played.map((p, i) => ({
+    round,
+    policyVersion,
+    taskId: p.task.id,
+    category: p.task.category,
+    group: p.group,
+    sample: p.sample,
+    reward: p.trajectory.reward,
+    labels: p.labels,
+    weight: credit[i]!.weight,
+    advantage: credit[i]!.advantage,
+    weightedAdvantage: credit[i]!.weightedAdvantage,
+    completionTokens: p.steps.reduce((s, st) => s + st.tokenIds.length, 0),
+    trajectory: p.trajectory,
+  }));
+}
+
+/** The rewards of each of a round's `groups` groups (one task each), in play order. */
+export function groupRewards(groups: number, rows: readonly RolloutRecord[]): number[][] {
+  return Array.from({ length: groups }, (_, g) => rows.filter((r) => r.group === g).map((r) => r.reward));
+}
+
+/** mean, range and a histogram of `bins` equal bins over [lo, hi] (values outside go to the end bins) */
+export function distribution(xs: readonly number[], lo: number, hi: number, bins = 10): Distribution {
+  if (xs.length === 0) return { mean: 0, min: 0, max: 0 };
+  const counts = new Array<number>(bins).fill(0);
+  for (const x of xs) counts[Math.min(bins - 1, Math.max(0, Math.floor(((x - lo) / (hi - lo)) * bins)))]!++;
+  return {
+    mean: xs.reduce((a, b) => a + b, 0) / xs.length,
+    min: Math.min(...xs),
+    max: Math.max(...xs),
+    histogram: { edges: Array.from({ length: bins + 1 }, (_, i) => lo + ((hi - lo) * i) / bins), counts },
+  };
+}
+
+/** What a round's phases produced, as the round record needs it. */
+export interface RoundOutcome {
+  readonly round: number;
+  readonly policyVersion: number;
+  /** the round's tasks, one group each, in group order */
+  readonly tasks: readonly string[];
+  readonly revisited: readonly string[];
+  /** rolloutRecords of the round */
+  readonly rows: readonly RolloutRecord[];
+  readonly profile: ProfileSnapshot;
+  /** the interface the rollouts were shown, and the next round's (as the method shows them) */
+  readonly interface: InterfaceState;
+  readonly nextInterface: InterfaceState;
+  readonly credit: readonly RolloutCredit[];
+  /** the clip range of w_j, the weights' histogram range */
+  readonly weightRange: { readonly wMin: number; readonly wMax: number };
+  readonly learner: LearnerStats;
+  readonly timings: RoundTimings;
+  readonly validation?: ValidationRecord;
+  readonly code?: RunManifest['code'];
+  /** ISO time */
+  readonly finished: string;
+}
+
+/** The round's line of rounds.jsonl. */
+export function roundRecord(o: RoundOutcome): RoundRecord {
+  const { rows, credit } = o;
+  const labelCounts: Partial<Record<Label, number>> = {};
+  for (const r of rows) for (const l of r.labels) labelCounts[l] = (labelCounts[l] ?? 0) + 1;
+  const rewardsByGroup = groupRewards(o.tasks.length, rows);
+  const allSteps = rows.flatMap((r) => r.trajectory.turns.flatMap((t) => t.steps));
+  const rollouts: RolloutStats = {
+    count: rows.length,
+    meanReward: rows.reduce((s, r) => s + r.trajectory.reward, 0) / rows.length,
+    groupSuccess: rewardsByGroup.filter((g) => g.some((r) => r === 1)).length / o.tasks.length,
+    groupsWithVariance: rewardsByGroup.filter((g) => new Set(g).size > 1).length,
+    meanCompletionTokens: rows.reduce((s, r) => s + r.completionTokens, 0) / rows.length,
+    steps: allSteps.length,
+    parseErrors: allSteps.filter((s) => s.parseError !== undefined).length,
+  };
+  return {
+    round: o.round,
+    policyVersion: o.policyVersion,
+    tasks: o.tasks,
+    revisited: o.revisited,
+    rollouts,
+    labels: labelCounts,
+    profile: o.profile,
+    interface: o.interface,
+    nextInterface: o.nextInterface,
+    weights: distribution(
+      credit.map((x) => x.weight),
+      o.weightRange.wMin,
+      o.weightRange.wMax,
+    ),
+    advantages: {
+      meanAbs: credit.reduce((s, x) => s + Math.abs(x.advantage), 0) / credit.length,
+      meanAbsWeighted: credit.reduce((s, x) => s + Math.abs(x.weightedAdvantage), 0) / credit.length,
+    },
+    learner: o.learner,
+    timings: o.timings,
+    ...(o.validation ? { validation: o.validation } : {}),
+    ...(o.code ? { code: o.code } : {}),
+    finished: o.finished,
+  };
 }

@@ -6,8 +6,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
+import type { Trajectory, TurnRecord } from '../../src/seal/trajectory.js';
 import { resolveConfig, TRAIN_DEFAULTS } from '../../src/train/config.js';
-import { roundCredit, turnAdvantages } from '../../src/train/credit.js';
+import { roundCredit, stepAdvantages, turnAdvantages } from '../../src/train/credit.js';
 import { interfaceConfig, methodSwitches } from '../../src/train/loop.js';
 import type { METHODS } from '../../src/train/record.js';
 import { aggregateRollouts, packSteps } from '../../src/train/sequences.js';
@@ -117,6 +118,34 @@ describe('credit', () => {
     // negative advantages go where failed-turns puts them
     expect(turnAdvantages(['pass', 'state_mismatch'], -0.5, 'diagnosed-turns')).toEqual([0, -0.5]);
     expect(turnAdvantages(['pass', 'state_mismatch'], 0, 'diagnosed-turns')).toEqual([0, 0]);
+  });
+});
+
+describe('stepAdvantages', () => {
+  // a rollout of three user turns with 2, 0 and 3 steps (a turn can end without a step)
+  const turn = (n: number, i: number): TurnRecord => ({
+    turn: i,
+    availableTools: [],
+    steps: Array.from({ length: n }, () => ({ calls: [] })),
+    check: { checked: true, passed: i !== 2 },
+    groundTruthClasses: [],
+  });
+  const trajectory: Trajectory = {
+    version: 1,
+    suite: 'mini',
+    taskId: 't',
+    category: 'base',
+    turns: [2, 0, 3].map(turn),
+    reward: 0,
+    forceQuit: false,
+  };
+  it("each step trains with its user turn's advantage, in play order", () => {
+    const labels = ['pass', 'pass', 'state_mismatch'] as const;
+    expect(stepAdvantages(trajectory, labels, -0.5, 'failed-turns')).toEqual([0, 0, -0.5, -0.5, -0.5]);
+    expect(stepAdvantages(trajectory, labels, -0.5, 'rollout')).toEqual([-0.5, -0.5, -0.5, -0.5, -0.5]);
+  });
+  it('a step of a turn past the labels trains with none', () => {
+    expect(stepAdvantages(trajectory, ['pass', 'pass'], 0.5, 'rollout')).toEqual([0.5, 0.5, 0, 0, 0]);
   });
 });
 
