@@ -37,6 +37,7 @@ import type {
   SampleResponse,
   WireDatum,
 } from '../../src/learner/tinker/schemas.js';
+import type { TinkerClientOptions } from '../../src/learner/tinker/session.js';
 
 export type Flavour = 'hosted' | 'skyrl';
 
@@ -875,5 +876,24 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** client options for tests: this server, no heartbeat, short timeouts and backoffs */
+export function fastOptions(url: string, extra: TinkerClientOptions = {}): TinkerClientOptions {
+  return {
+    baseUrl: url,
+    apiKey: 'tml-test',
+    heartbeatMs: 0,
+    pollTimeoutMs: 2000,
+    retry: {
+      initialBackoffMs: 5,
+      maxBackoffMs: 20,
+      requestTimeoutMs: 2000,
+      billingPauseMs: 10,
+      maxRetries: 4,
+    },
+    onWarning: () => {},
+    ...extra,
   };
 }

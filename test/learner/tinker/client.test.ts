@@ -10,6 +10,7 @@ import { TinkerError } from '../../../src/learner/tinker/errors.js';
 import { resolveOptions, type TinkerClientOptions } from '../../../src/learner/tinker/session.js';
 import {
   type Flavour,
+  fastOptions,
   startTinkerServer,
   type TinkerServerOptions,
   type TinkerTestServer,
@@ -27,24 +28,6 @@ async function server(opts: TinkerServerOptions): Promise<TinkerTestServer> {
   const s = await startTinkerServer(opts);
   open.push(s);
   return s;
-}
-
-export function fastOptions(url: string, extra: TinkerClientOptions = {}): TinkerClientOptions {
-  return {
-    baseUrl: url,
-    apiKey: 'tml-test',
-    heartbeatMs: 0,
-    pollTimeoutMs: 2000,
-    retry: {
-      initialBackoffMs: 5,
-      maxBackoffMs: 20,
-      requestTimeoutMs: 2000,
-      billingPauseMs: 10,
-      maxRetries: 4,
-    },
-    onWarning: () => {},
-    ...extra,
-  };
 }
 
 async function connect(url: string, extra: TinkerClientOptions = {}): Promise<TinkerClient> {
