@@ -11,6 +11,7 @@ import { registerData } from './data.js';
 import { registerEval } from './eval.js';
 import { registerExperiment } from './experiment.js';
 import { registerPretrain } from './pretrain.js';
+import { registerRender } from './render.js';
 import { registerReport } from './report.js';
 import { registerServe } from './serve.js';
 import { registerTrain } from './train.js';
@@ -34,6 +35,7 @@ registerTrain(program);
 registerExperiment(program);
 registerReport(program);
 registerServe(program);
+registerRender(program);
 
 try {
   await program.parseAsync(process.argv);
