@@ -5,6 +5,7 @@ import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../train/config.js';
 import type { RoundProgress } from '../train/loop.js';
 import type { RoundRecord } from '../train/record.js';
+import { planRound } from '../train/tinker.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
 import { flagOf } from '../util/settings.js';
@@ -64,13 +65,17 @@ export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
     .description(
-      'Train the embedded policy with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
+      'Train a policy (the embedded one, or a LoRA on a Tinker service) with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
     )
     .option('--config <file>', 'YAML file of config keys (flags override it)')
     .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
     .option('--resume <dir>', 'continue a run folder from its last completed round')
     .option('--data-dir <dir>', 'BFCL data directory (suite bfcl)')
-    .option('--quiet', 'no progress lines');
+    .option('--quiet', 'no progress lines')
+    .option(
+      '--dry-run',
+      'learner tinker: print the requests one round would send and its token count, and stop (no key, no network)',
+    );
   addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     let total = 0;
@@ -98,6 +103,13 @@ export function registerTrain(program: Command): void {
       TRAIN_SETTINGS.fromFlags(opts),
     );
     total = config.rounds;
+    if (opts.dryRun) {
+      if (config.learner !== 'tinker')
+        throw new UsageError('--dry-run is for --learner tinker (the embedded learner sends nothing)');
+      const plan = await planRound(config, loadSuite(config.suite, opts.dataDir as string | undefined));
+      for (const line of plan.lines) console.log(line);
+      return;
+    }
     const out = (opts.out as string | undefined) ?? defaultOutDir(config.method, config.seed);
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);
     const command = ['seal', ...process.argv.slice(2)].join(' ');

@@ -26,7 +26,7 @@ import type { Label } from '../seal/labels.js';
 import { FailureProfile } from '../seal/profile.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { anchorData } from './anchor.js';
-import type { TrainConfig } from './config.js';
+import { type TrainConfig, toolFormat } from './config.js';
 import { roundCredit, turnAdvantages } from './credit.js';
 import type {
   Distribution,
@@ -107,9 +107,6 @@ const NO_INTERFACE = initialInterfaceState({
   components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' },
 });
 
-/** The compact tool-call format the embedded policy reads and writes. */
-const FORMAT = 'compact' as const;
-
 interface PlayedRollout {
   readonly task: BfclTask;
   readonly group: number;
@@ -153,7 +150,7 @@ export async function validate(
     {
       suite: ctx.config.suite,
       model: policy.name,
-      format: FORMAT,
+      format: toolFormat(ctx.config),
       split: `validation (${tasks.length} test tasks, seed ${ctx.config.seed})`,
       sampling: { temperature: 0, maxTokens: ctx.config.maxTokens },
     },
@@ -169,7 +166,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
   const sw = methodSwitches(c.method);
   const trainTasks = data.split.train.map((id) => data.byId.get(id)!).filter(Boolean);
   const valTasks = validationTasks(data, c.seed, c.validationTasks);
-  const format = formatAdapter(FORMAT);
+  const format = formatAdapter(toolFormat(c));
   const recorder = new CallRecorder(data);
   const classOf = (name: string) => data.docs.get(name)?.className;
   const tctx = trainingContext(`seal train ${run.dir}`);

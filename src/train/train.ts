@@ -28,6 +28,7 @@ import {
   type ValidationRecord,
 } from './record.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
+import { openTinker } from './tinker.js';
 
 export interface TrainOutcome {
   readonly dir: string;
@@ -122,7 +123,7 @@ async function runToEnd(
   run: RunFolder,
   c: TrainConfig,
   data: BfclData,
-  learner: EmbeddedLearner,
+  learner: Learner,
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
   const manifest = run.manifest();
@@ -130,19 +131,22 @@ async function runToEnd(
   let evalStartMs: number | null | undefined;
   if (c.evalStart && learner.version === 0) {
     hooks.log('evaluating the start policy on the test split (strict protocol)');
-    const key = createHash('sha256')
-      .update(
-        JSON.stringify([
-          manifest.base.modelSha256,
-          c.suite,
-          c.maxTokens,
-          manifest.code.version,
-          manifest.code.kernels,
-          'greedy-compact',
-        ]),
-      )
-      .digest('hex')
-      .slice(0, 24);
+    // a Tinker base model's evaluation is not cached: its weights are not on this machine
+    const key = manifest.learner
+      ? undefined
+      : createHash('sha256')
+          .update(
+            JSON.stringify([
+              manifest.base.modelSha256,
+              c.suite,
+              c.maxTokens,
+              manifest.code.version,
+              manifest.code.kernels,
+              'greedy-compact',
+            ]),
+          )
+          .digest('hex')
+          .slice(0, 24);
     const t0 = performance.now();
     const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
     start = evaluated.record;
@@ -173,6 +177,34 @@ async function runToEnd(
   return { dir: run.dir, ...(start ? { start } : {}), ...(final ? { final } : {}), rounds: c.rounds };
 }
 
+/** the run record's fields that do not depend on the learner */
+function manifestOf(
+  c: TrainConfig,
+  overrides: Partial<TrainConfig>,
+  command: string,
+  code: RunManifest['code'],
+): Omit<RunManifest, 'base'> {
+  return {
+    format: RUN_FORMAT,
+    version: RUN_VERSION,
+    method: c.method,
+    seed: c.seed,
+    suite: c.suite,
+    config: c,
+    overrides,
+    command,
+    code,
+    budget: {
+      rounds: c.rounds,
+      tasksPerRound: c.tasksPerRound,
+      groupSize: c.groupSize,
+      rollouts: c.rounds * c.tasksPerRound * c.groupSize,
+    },
+    sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
+    started: new Date().toISOString(),
+  };
+}
+
 export async function startTraining(
   c: TrainConfig,
   overrides: Partial<TrainConfig>,
@@ -182,6 +214,23 @@ export async function startTraining(
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
   const run = new RunFolder(outDir);
+  if (c.learner === 'tinker') {
+    // connected before the run folder exists: a service that cannot be reached leaves nothing behind
+    const { learner, record } = await openTinker(c, hooks.log);
+    try {
+      run.create({
+        ...manifestOf(c, overrides, command, codeVersion('wasm')),
+        base: {
+          checkpoint: `${c.baseModel} (on the Tinker service)`,
+          modelSha256: 'none (weights on the service)',
+        },
+        learner: record,
+      });
+      return await runToEnd(run, c, data, learner, hooks);
+    } finally {
+      await learner.close();
+    }
+  }
   const base = loadCheckpoint(checkpointOf(c));
   const kernels = resolveKernels(c.kernels);
   run.create({
@@ -233,12 +282,25 @@ export async function resumeTraining(
     (!c.evalFinal || existsSync(join(run.path(RUN_FILES.evalFinal), 'summary.json')))
   )
     hooks.log(`${dir} is complete (${state.round} rounds); nothing to do`);
+  if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
+  if (c.learner === 'tinker') {
+    // a new model on the service whose first request loads the last round's saved state
+    const { learner } = await openTinker(
+      c,
+      hooks.log,
+      state?.checkpoint ? run.path(state.checkpoint) : undefined,
+    );
+    try {
+      return await runToEnd(run, c, data(c), learner, hooks);
+    } finally {
+      await learner.close();
+    }
+  }
   const base = loadCheckpoint(checkpointOf(c));
   if (base.config.modelSha256 !== manifest.base.modelSha256)
     throw new RunFolderError(
       `${dir} started from another base checkpoint (sha256 differs); it cannot continue from this one`,
     );
-  if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
   // runs recorded before the setting existed trained on wasm
   const kernels = resolveKernels(c.kernels ?? 'wasm');
   const before = manifest.code.trainingKernels ?? 'wasm';
