@@ -12,6 +12,7 @@ import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.j
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { UsageError } from '../util/errors.js';
+import { tinkerEvalPolicy } from './eval-tinker.js';
 import { dataDirOption, LIMITS, optionalNumberFlag, parseNumberFlag, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 import { splitIds } from './verify.js';
@@ -32,15 +33,20 @@ export function registerEval(program: Command): void {
     .addOption(
       new Option(
         '--policy <kind>',
-        'server: an OpenAI-compatible model server; embedded: the built-in small model',
+        'server: an OpenAI-compatible model server; embedded: the built-in small model; tinker: sampling on a Tinker service',
       )
-        .choices(['server', 'embedded'])
+        .choices(['server', 'embedded', 'tinker'])
         .default('server'),
     )
     .option(
       '--model <name>',
-      'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base)',
+      'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base); tinker: a base model, a tinker://.../sampler_weights/... path, or a seal train --learner tinker checkpoint directory',
     )
+    .option(
+      '--tokenizer <dir>',
+      "tinker: a Hugging Face folder with the model's tokenizer.json and chat template",
+    )
+    .option('--base-model <name>', 'tinker: the base model whose tokenizer a tinker:// path needs')
     .option(
       '--base-url <url>',
       'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
@@ -70,7 +76,7 @@ export function registerEval(program: Command): void {
     });
 }
 
-export type PolicyKind = 'server' | 'embedded';
+export type PolicyKind = 'server' | 'embedded' | 'tinker';
 
 export interface EvalFlags {
   readonly suite: SuiteName;
@@ -93,6 +99,9 @@ export interface EvalFlags {
   readonly timeout: string;
   readonly retries: string;
   readonly out: string;
+  /** tinker: the tokenizer folder, and the base model a tinker:// path was trained from */
+  readonly tokenizer?: string;
+  readonly baseModel?: string;
 }
 
 /** The policy and the run-config fields naming it. */
@@ -194,7 +203,12 @@ export async function runEvalCommand(
     ...(flags.stop?.length ? { stop: flags.stop } : {}),
   };
   const concurrency = parseNumberFlag('--concurrency', flags.concurrency, LIMITS.concurrency);
-  const chosen = flags.policy === 'embedded' ? await embeddedPolicy(flags, concurrency) : serverPolicy(flags);
+  const chosen =
+    flags.policy === 'embedded'
+      ? await embeddedPolicy(flags, concurrency)
+      : flags.policy === 'tinker'
+        ? await tinkerEvalPolicy(flags, concurrency)
+        : serverPolicy(flags);
   try {
     const ids = splitIds(data, flags.split);
     const tasks = data.tasks.filter((t) => ids.has(t.id));
