@@ -79,10 +79,13 @@ export function nativeCallsOf(text: string): { text: string; calls: NativeToolCa
 /** the chat as the template reads it: native calls' arguments as objects, as Qwen's template prints them */
 function renderMessages(request: CompletionRequest): RenderMessage[] {
   return request.messages.map((m): RenderMessage => {
-    if (m.role !== 'assistant' || !m.tool_calls?.length) return m as RenderMessage;
+    if (m.role !== 'assistant') return m as RenderMessage;
+    // null content (a call-only turn) as '': Python templates test `content is string`, which the
+    // JavaScript template engine cannot do on null
+    if (!m.tool_calls?.length) return { role: 'assistant', content: m.content ?? '' };
     return {
       role: 'assistant',
-      content: m.content,
+      content: m.content ?? '',
       tool_calls: m.tool_calls.map((c) => {
         let args: unknown;
         try {

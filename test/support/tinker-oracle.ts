@@ -31,11 +31,21 @@ function blocksOf(text: string): { role: string; content: string }[] {
 
 const isToolResponse = (s: string) => s.startsWith('<tool_response>');
 
-/** the tool-call text of one ground-truth call string (keyword arguments) */
+/** JSON as Python's json.dumps writes it (", " and ": "), as Qwen's template prints tool calls */
+function dumps(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(dumps).join(', ')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`)
+      .join(', ')}}`;
+  return JSON.stringify(v);
+}
+
+/** the tool-call text of one ground-truth call string (keyword arguments), as the template renders it */
 function callBlock(call: string): string {
   const c = inspectCall(call, () => undefined);
   if (!c.name || !c.args) throw new Error(`ground truth call ${call} cannot be read: ${c.problem}`);
-  return `<tool_call>\n${JSON.stringify({ name: c.name, arguments: c.args })}\n</tool_call>`;
+  return `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${dumps(c.args)}}\n</tool_call>`;
 }
 
 export interface OracleStats {
