@@ -19,7 +19,7 @@ import { oracleModel } from '../support/tinker-oracle.js';
 import { type Fault, startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
 
 let server: TinkerTestServer;
-let slowSampling = false;
+let holdRound2 = false;
 const oracle = oracleModel(loadMiniSuite(), qwen3Renderer());
 
 const ENV = { TINKER_API_KEY: 'test-key' };
@@ -73,7 +73,13 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     server = await startTinkerServer({
       model: oracle,
       apiKey: ENV.TINKER_API_KEY,
-      fault: (c): Fault | undefined => (slowSampling && c.route === 'asample' ? { delayMs: 40 } : undefined),
+      // while a run is to be killed, round 2's checkpoint is held back: it cannot commit first
+      fault: (c): Fault | undefined =>
+        holdRound2 &&
+        c.route === 'save_weights' &&
+        String((c.body as { path?: unknown }).path).includes('round-0002')
+          ? { delayMs: 5000 }
+          : undefined,
     });
   }, 600_000);
   afterAll(async () => {
@@ -154,7 +160,7 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
 
   it('resumes after kill -9 on a new model whose first request loads the saved state', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'seal-tinker-kill-')), 'run');
-    slowSampling = true;
+    holdRound2 = true;
     const child = spawn('node', [join(ROOT, 'bin', 'seal.js'), ...trainArgs(out)], {
       stdio: 'ignore',
       env: { ...process.env, ...ENV },
@@ -167,7 +173,7 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     }
     child.kill('SIGKILL');
     await exited;
-    slowSampling = false;
+    holdRound2 = false;
     expect(json(statePath).round).toBe(1);
     const first = json(join(out, 'checkpoints', 'round-0001', 'tinker.json'));
     const modelsBefore = new Set(server.models.keys());

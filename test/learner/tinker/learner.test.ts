@@ -26,9 +26,10 @@ import { fastOptions, startTinkerServer, type TinkerTestServer } from '../../sup
 const data = loadMiniSuite();
 const renderer = qwen3Renderer();
 let server: TinkerTestServer;
+let skyrl: TinkerTestServer;
 
-async function learner(resumeFrom?: string): Promise<TinkerLearner> {
-  const client = await TinkerClient.connect(fastOptions(server.url));
+async function learner(resumeFrom?: string, on = server): Promise<TinkerLearner> {
+  const client = await TinkerClient.connect(fastOptions(on.url));
   return TinkerLearner.open(
     { client, renderer, baseModel: 'Qwen/Qwen3-8B', loraRank: 4, klToBase: true, seed: 3 },
     resumeFrom,
@@ -38,14 +39,21 @@ async function learner(resumeFrom?: string): Promise<TinkerLearner> {
 describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     server = await startTinkerServer({ model: oracleModel(data, renderer) });
+    skyrl = await startTinkerServer({ flavour: 'skyrl', model: oracleModel(data, renderer) });
   });
   afterAll(async () => {
     await server?.close();
+    await skyrl?.close();
   });
 
-  for (const format of ['hermes', 'native'] as const) {
-    it(`${format}: rollouts succeed, each one training sequence; a ppo step and a save/load`, async () => {
-      const l = await learner();
+  for (const [format, flavour] of [
+    ['hermes', 'hosted'],
+    ['native', 'hosted'],
+    ['hermes', 'skyrl'],
+  ] as const) {
+    it(`${format} on a ${flavour}-like server: rollouts succeed, each one training sequence; a ppo step and a save/load`, async () => {
+      const on = flavour === 'skyrl' ? skyrl : server;
+      const l = await learner(undefined, on);
       const policy = await l.samplingPolicy();
       // the shortest base task: the oracle fails a share of its turns, so fewer turns succeed more often
       const task = data.tasks
@@ -92,10 +100,10 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
       expect(saved.state).toMatch(/^tinker:\/\//);
       await policy.close();
       await l.close();
-      const again = await learner(dir);
+      const again = await learner(dir, on);
       expect(again.version).toBe(1);
-      expect(server.models.get(again.modelId)!.ran[0]).toMatchObject({ seqId: 1, route: 'load_weights' });
-      expect(server.models.get(again.modelId)!.step).toBe(1);
+      expect(on.models.get(again.modelId)!.ran[0]).toMatchObject({ seqId: 1, route: 'load_weights' });
+      expect(on.models.get(again.modelId)!.step).toBe(1);
       await again.close();
     });
   }
@@ -104,7 +112,14 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
     const l = await learner();
     const before = server.requests.length;
     await l.forwardBackward(
-      [{ tokens: [1, 2, 3, 4], weights: [0, 0, 1, 1], samplingLogprobs: [0, 0, -1, -2], advantages: [0, 0, 2, 2] }],
+      [
+        {
+          tokens: [1, 2, 3, 4],
+          weights: [0, 0, 1, 1],
+          samplingLogprobs: [0, 0, -1, -2],
+          advantages: [0, 0, 2, 2],
+        },
+      ],
       { clipEps: 0.2, klCoef: 0, temperature: 1 },
     );
     expect(server.requests.slice(before).some((r) => r.route === 'forward_backward')).toBe(true);
@@ -115,7 +130,9 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
 describe('native tool calls from Qwen text', () => {
   it('takes <tool_call> JSON blocks as calls and leaves a broken block in the text', () => {
     const ok = nativeCallsOf('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>');
-    expect(ok.calls).toEqual([{ id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }]);
+    expect(ok.calls).toEqual([
+      { id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+    ]);
     expect(ok.text).toBe('');
     const bad = nativeCallsOf('<tool_call>{"name": f}</tool_call>');
     expect(bad.calls).toEqual([]);
@@ -141,7 +158,10 @@ describe('--learner tinker settings', () => {
   });
 
   it("the paper's BFCL config file loads: 32 tasks x 8, clip 0.2, LoRA", () => {
-    const { config } = resolveConfig(join(import.meta.dirname, '..', '..', '..', 'configs', 'tinker-bfcl-paper.yaml'), {});
+    const { config } = resolveConfig(
+      join(import.meta.dirname, '..', '..', '..', 'configs', 'tinker-bfcl-paper.yaml'),
+      {},
+    );
     expect(config).toMatchObject({
       learner: 'tinker',
       suite: 'bfcl',
