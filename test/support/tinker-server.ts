@@ -566,7 +566,6 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     const id = String(body.request_id);
     const f = futures.get(id);
     if (!f) return { status: 404, body: { detail: `Future ${id} not found` } };
-    f.polls++;
     const notYet = () =>
       flavour === 'skyrl'
         ? { status: 408, body: { detail: 'Timeout waiting for result' } }
@@ -837,6 +836,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
             : {}),
           headers: req.headers,
         };
+        // every poll counts, answered or not
+        if (fut) fut.polls++;
         const fault = opts.fault?.(ctx);
         if (fault) {
           if ('hang' in fault) return;
@@ -886,6 +887,7 @@ export function fastOptions(url: string, extra: TinkerClientOptions = {}): Tinke
     apiKey: 'tml-test',
     heartbeatMs: 0,
     pollTimeoutMs: 2000,
+    deadlineMs: 20_000,
     retry: {
       initialBackoffMs: 5,
       maxBackoffMs: 20,
