@@ -14,7 +14,6 @@ import {
   fastOptions,
   startTinkerServer,
   type TinkerServerOptions,
-  type TinkerTestServer,
 } from '../../support/tinker-server.js';
 
 const BASE = 'Qwen/Qwen3-8B';
@@ -71,7 +70,6 @@ describe('Tinker client survives', () => {
       ['paused_rate_limit', 'too many requests'],
       ['paused_rate_limit', 'too many requests'],
     ]);
-    // the server's own "not yet" answers too (pendingPolls), read as try_again
     expect(s.models.get(t.modelId)!.ran).toHaveLength(1);
   });
 
