@@ -194,6 +194,8 @@ export interface RequestRecord {
   readonly requestType?: string;
   /** refused before it was read (415) */
   readonly refused?: boolean;
+  /** sha256 of the body's bytes, to tell a resend of the same body */
+  readonly bodySha?: string;
 }
 
 export interface TinkerTestServer {
@@ -810,6 +812,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           contentType,
           accept,
           ...(typeof body.seq_id === 'number' ? { seqId: body.seq_id } : {}),
+          bodySha: createHash('sha256').update(rawBody).digest('hex'),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
             ? { requestType: req.headers['x-tinker-request-type'] }

@@ -432,6 +432,7 @@ export class TrainingClient {
       path: name,
       seq_id: seqId,
       ...(opts.ttlSeconds !== undefined ? { ttl_seconds: opts.ttlSeconds } : {}),
+      type: 'save_weights_for_sampler',
     };
     const result = await this.client.future(
       json('save_weights_for_sampler', body),
@@ -458,6 +459,7 @@ export class TrainingClient {
       model_id: this.modelId,
       seq_id: seqId,
       sampling_session_seq_id: this.client.session.nextSamplingSessionSeqId(),
+      type: 'save_weights_for_sampler',
     };
     const result = await this.client.future(
       json('save_weights_for_sampler', body),

@@ -111,6 +111,7 @@ describe('Tinker client survives', () => {
     expect(sends.map((r) => r.seqId)).toEqual([1, 1, 1]);
     // a resend is the same request: one idempotency key
     expect(new Set(sends.map((r) => r.idempotencyKey)).size).toBe(1);
+    expect(new Set(sends.map((r) => r.bodySha)).size).toBe(1);
     expect(s.models.get(t.modelId)!.ran).toEqual([{ seqId: 1, route: 'forward_backward' }]);
   });
 
@@ -151,6 +152,7 @@ describe('Tinker client survives', () => {
       expect(res.outputs).toHaveLength(3);
       const sends = s.requests.filter((r) => r.route === 'forward_backward');
       expect(sends.map((r) => r.seqId)).toEqual([1, 1]);
+      expect(sends[1]!.bodySha).toBe(sends[0]!.bodySha);
       const m = s.models.get(t.modelId)!;
       expect(m.ran.map((r) => r.seqId)).toEqual([1, 2]);
       expect(m.steps[0]!.datums).toBe(3);
@@ -317,7 +319,7 @@ describe('Tinker client reports', () => {
     });
   });
 
-  it('5xx that never ends as a deadline on polls, and as http after the retries on a submission', async () => {
+  it('5xx that never ends as http after the retries, on polls and on a submission', async () => {
     const { c } = await setup(
       {
         flavour: 'skyrl',
@@ -331,7 +333,11 @@ describe('Tinker client reports', () => {
       { deadlineMs: 300 },
     );
     const t = await c.createTrainingClient({ baseModel: BASE, loraRank: 4 });
-    await expect(t.optimStep()).rejects.toMatchObject({ kind: 'deadline' });
+    await expect(t.optimStep()).rejects.toMatchObject({
+      kind: 'http',
+      status: 500,
+      message: expect.stringContaining('5 polls in a row'),
+    });
     const other = await c.createTrainingClient({ baseModel: BASE, loraRank: 4 });
     await expect(other.saveWeights('x')).rejects.toMatchObject({
       kind: 'http',
