@@ -96,3 +96,13 @@ export function completionTextOf(r: Pick<Renderer, 'stopTokens' | 'decode'>, ids
   const cut = last !== undefined && r.stopTokens.includes(last) ? ids.slice(0, -1) : ids;
   return r.decode(cut);
 }
+
+/**
+ * The chat with `content: null` as `''`. The OpenAI form (and the native tool-call format) writes
+ * a tool-call-only assistant message with null content; some templates, Qwen3's among them, fail
+ * on it exactly as they do in transformers (`'</think>' in None`). A caller that wants those
+ * messages rendered as empty text applies this first; the renderers themselves pass content as is.
+ */
+export function nullContentAsEmpty(messages: readonly RenderMessage[]): RenderMessage[] {
+  return messages.map((m) => (m.content === null ? { ...m, content: '' } : m));
+}

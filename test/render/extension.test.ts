@@ -13,7 +13,12 @@ import type { OpenAiTool } from '../../src/envs/bfcl/tools.js';
 import { Tokenizer } from '../../src/policy/embedded/tokenizer.js';
 import { EmbeddedRenderer } from '../../src/render/embedded-renderer.js';
 import { extension } from '../../src/render/extension.js';
-import type { ChatInput, Renderer, RenderMessage } from '../../src/render/renderer.js';
+import {
+  type ChatInput,
+  nullContentAsEmpty,
+  type Renderer,
+  type RenderMessage,
+} from '../../src/render/renderer.js';
 import { qwen3Renderer } from '../support/render.js';
 
 const TOOLS: OpenAiTool[] = [
@@ -137,6 +142,30 @@ describe('prefix extension on Qwen3', () => {
       true,
     );
     for (const s of steps) expect(s.ext.extends).toBe(false);
+  });
+});
+
+describe('native tool calls', () => {
+  it("render in Qwen's <tool_call> form; null content fails as in transformers unless made empty", () => {
+    const r = qwen3Renderer();
+    const messages: RenderMessage[] = [
+      { role: 'user', content: 'What is the zip code of Rivermist?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_0',
+            type: 'function',
+            function: { name: 'get_zipcode_based_on_city', arguments: '{"city": "Rivermist"}' },
+          },
+        ],
+      },
+      toolResult,
+    ];
+    expect(() => r.render({ messages, tools: TOOLS })).toThrow(/chat template failed/);
+    const { text } = r.render({ messages: nullContentAsEmpty(messages), tools: TOOLS });
+    expect(text).toContain(`<|im_start|>assistant\n${CALL}<|im_end|>`);
   });
 });
 

@@ -194,6 +194,8 @@ export interface RequestRecord {
   readonly requestType?: string;
   /** refused before it was read (415) */
   readonly refused?: boolean;
+  /** sha256 of the body's bytes, to tell a resend of the same body */
+  readonly bodySha?: string;
 }
 
 export interface TinkerTestServer {
@@ -566,7 +568,6 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     const id = String(body.request_id);
     const f = futures.get(id);
     if (!f) return { status: 404, body: { detail: `Future ${id} not found` } };
-    f.polls++;
     const notYet = () =>
       flavour === 'skyrl'
         ? { status: 408, body: { detail: 'Timeout waiting for result' } }
@@ -811,6 +812,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           contentType,
           accept,
           ...(typeof body.seq_id === 'number' ? { seqId: body.seq_id } : {}),
+          bodySha: createHash('sha256').update(rawBody).digest('hex'),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
             ? { requestType: req.headers['x-tinker-request-type'] }
@@ -837,6 +839,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
             : {}),
           headers: req.headers,
         };
+        // every poll counts, answered or not
+        if (fut) fut.polls++;
         const fault = opts.fault?.(ctx);
         if (fault) {
           if ('hang' in fault) return;
@@ -886,6 +890,7 @@ export function fastOptions(url: string, extra: TinkerClientOptions = {}): Tinke
     apiKey: 'tml-test',
     heartbeatMs: 0,
     pollTimeoutMs: 2000,
+    deadlineMs: 20_000,
     retry: {
       initialBackoffMs: 5,
       maxBackoffMs: 20,

@@ -138,12 +138,33 @@ function queueObserver(session: TinkerSession): Pick<FutureOptions, 'onQueueStat
   return observe ? { onQueueState: observe } : {};
 }
 
+/** at most `slots` calls of `run` at once; the rest wait in order */
+class Limiter {
+  private readonly waiting: (() => void)[] = [];
+  constructor(private slots: number) {}
+  async run<T>(f: () => Promise<T>): Promise<T> {
+    if (this.slots > 0) this.slots--;
+    else await new Promise<void>((r) => this.waiting.push(r));
+    try {
+      return await f();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.slots++;
+    }
+  }
+}
+
 /** The service: one session, its heartbeat, and the models and sampling sessions made in it. */
 export class TinkerClient {
   private fwdWire: 'json' | 'proto';
 
+  /** @internal samples in flight, within the server's `sample_max_concurrent_requests` */
+  readonly sampleLimiter: Limiter;
+
   private constructor(readonly session: TinkerSession) {
     this.fwdWire = session.options.wire === 'json' ? 'json' : 'proto';
+    this.sampleLimiter = new Limiter(session.config.sampleMaxConcurrentRequests);
   }
 
   /** client/config, create_session and the heartbeat; options over TINKER_BASE_URL / TINKER_API_KEY */
@@ -411,6 +432,7 @@ export class TrainingClient {
       path: name,
       seq_id: seqId,
       ...(opts.ttlSeconds !== undefined ? { ttl_seconds: opts.ttlSeconds } : {}),
+      type: 'save_weights_for_sampler',
     };
     const result = await this.client.future(
       json('save_weights_for_sampler', body),
@@ -437,6 +459,7 @@ export class TrainingClient {
       model_id: this.modelId,
       seq_id: seqId,
       sampling_session_seq_id: this.client.session.nextSamplingSessionSeqId(),
+      type: 'save_weights_for_sampler',
     };
     const result = await this.client.future(
       json('save_weights_for_sampler', body),
@@ -629,12 +652,8 @@ export class SamplingClient {
       promptLogprobs: opts.promptLogprobs ?? false,
       topkPromptLogprobs: opts.topkPromptLogprobs ?? 0,
     });
-    const result = await this.client.future(
-      json('asample', body),
-      'asample',
-      'Sample',
-      this.client.acceptProto,
-      opts,
+    const result = await this.client.sampleLimiter.run(() =>
+      this.client.future(json('asample', body), 'asample', 'Sample', this.client.acceptProto, opts),
     );
     const res: SampleResponse =
       result.kind === 'proto'

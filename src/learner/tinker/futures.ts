@@ -3,7 +3,9 @@
  * until the result is there. Both servers' answer forms are read here:
  *
  * - not yet: a 200 `{type: "try_again", queue_state}` (hosted), a 408 after a long poll (SkyRL,
- *   or hosted with a queue_state body), a 5xx, a poll that timed out on our side; polled again;
+ *   or hosted with a queue_state body), a poll that timed out on our side; polled again;
+ * - 5xx: polled again, at once and then backing off, `maxRetries` times in a row at most (SkyRL
+ *   answers 500 for a request that failed unexpectedly);
  * - 429 and dropped connections: polled again after a backoff (Retry-After obeyed);
  * - 410: the promise expired on the server, so the original request is sent again (same body, same
  *   seq_id: the server runs it once) and its new id polled;
@@ -171,6 +173,14 @@ export async function runFuture(
       continue;
     }
     if (status >= 500) {
+      // SkyRL answers 500 for a request that failed unexpectedly, which no poll will change
+      if (serverErrors >= retry.maxRetries) {
+        throw new TinkerError(
+          'http',
+          `${what}: HTTP ${status} ${describeBody(answer)} on ${serverErrors + 1} polls in a row of request ${requestId}`,
+          { route: 'retrieve_future', status, requestId },
+        );
+      }
       serverErrors++;
       if (serverErrors > 1) await wait(transport.backoffMs(serverErrors - 1));
       continue;

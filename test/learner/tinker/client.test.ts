@@ -312,6 +312,36 @@ describe('Tinker client wire forms', () => {
   });
 });
 
+describe('Tinker client sampling concurrency', () => {
+  it('keeps at most sample_max_concurrent_requests samples in flight', async () => {
+    const s = await server({
+      flavour: 'hosted',
+      clientConfig: { sample_max_concurrent_requests: 2 },
+      // every sample result takes 80 ms to fetch
+      fault: (c) =>
+        c.route === 'retrieve_future' && c.future?.route === 'asample' ? { delayMs: 80 } : undefined,
+    });
+    const client = await connect(s.url);
+    expect(client.config.sampleMaxConcurrentRequests).toBe(2);
+    const sampler = await client.createSamplingClient({ baseModel: BASE });
+    const started = Date.now();
+    const outs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => sampler.sample([1, 2, i], { maxTokens: 2 })),
+    );
+    expect(outs).toHaveLength(6);
+    // three waves of two
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3 * 80 - 10);
+    // the third sample was sent only after one of the first two had its result
+    const order = s.requests
+      .filter((r) => r.route === 'asample' || r.requestType === 'Sample')
+      .map((r) => r.route);
+    const third = order.findIndex(
+      (r, i) => r === 'asample' && order.slice(0, i).filter((x) => x === 'asample').length === 2,
+    );
+    expect(order.slice(0, third)).toContain('retrieve_future');
+  });
+});
+
 describe('Tinker client options', () => {
   it('reads TINKER_BASE_URL, TINKER_API_KEY and TINKER_TAGS, and options win', () => {
     const env = { TINKER_BASE_URL: 'http://127.0.0.1:9/', TINKER_API_KEY: 'tml-env', TINKER_TAGS: 'a, b' };
