@@ -65,7 +65,13 @@ export async function tinkerEvalPolicy(
   try {
     const sampler = await client.createSamplingClient(source.sampler);
     const name = 'modelPath' in source.sampler ? source.sampler.modelPath : source.sampler.baseModel;
-    const policy = new TinkerPolicy(sampler, renderer, { name, maxInFlight: concurrency });
+    const policy = new TinkerPolicy(sampler, renderer, {
+      name,
+      maxInFlight: concurrency,
+      ...(flags.thinking === 'on' || flags.thinking === 'off'
+        ? { enableThinking: flags.thinking === 'on' }
+        : {}),
+    });
     return {
       policy,
       model: name,

@@ -47,9 +47,14 @@ export function registerEval(program: Command): void {
       "tinker: a Hugging Face folder with the model's tokenizer.json and chat template",
     )
     .option('--base-model <name>', 'tinker: the base model whose tokenizer a tinker:// path needs')
+    .addOption(
+      new Option('--thinking <mode>', "tinker: the chat template's enable_thinking (as the run trained)")
+        .choices(['template', 'on', 'off'])
+        .default('template'),
+    )
     .option(
       '--base-url <url>',
-      'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
+      'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL); tinker: the Tinker service (default: $TINKER_BASE_URL, else the hosted one)',
     )
     .option('--api-key-env <var>', 'environment variable holding the API key', 'OPENAI_API_KEY')
     .addOption(
@@ -102,6 +107,7 @@ export interface EvalFlags {
   /** tinker: the tokenizer folder, and the base model a tinker:// path was trained from */
   readonly tokenizer?: string;
   readonly baseModel?: string;
+  readonly thinking?: 'template' | 'on' | 'off';
 }
 
 /** The policy and the run-config fields naming it. */

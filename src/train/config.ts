@@ -138,6 +138,12 @@ export const TRAIN_SCHEMA = z
         "tinker: a Hugging Face model folder with the base model's tokenizer.json and chat template (default: the local Hugging Face cache)",
       placeholder: 'dir',
     }),
+    thinking: z
+      .enum(['template', 'on', 'off'])
+      .default('template')
+      .describe(
+        "tinker: the chat template's enable_thinking (Qwen3): template leaves it to the template's default",
+      ),
     maxInFlight: int(1, 4096)
       .default(64)
       .describe('tinker: sampling requests in flight at once (later ones wait)'),

@@ -33,6 +33,15 @@ function rendererSha(r: HfRenderer): string {
     .digest('hex');
 }
 
+/** the template's enable_thinking, when the config sets it (runs recorded before the key: unset) */
+export function thinkingOf(c: Pick<TrainConfig, 'thinking'>): { enableThinking?: boolean } {
+  return c.thinking === 'on'
+    ? { enableThinking: true }
+    : c.thinking === 'off'
+      ? { enableThinking: false }
+      : {};
+}
+
 export function klChoice(c: TrainConfig): TinkerLearnerRecord['kl'] {
   return c.klCoef > 0
     ? {
@@ -64,6 +73,7 @@ export async function openTinker(
         seed: c.seed,
         klToBase: kl.on,
         maxInFlight: c.maxInFlight,
+        ...thinkingOf(c),
         log,
       },
       resumeFrom,
@@ -122,7 +132,7 @@ async function firstPrompt(
     });
   } catch (e) {
     if (!(e instanceof FirstRequest)) throw e;
-    return promptIdsOf(renderer, e.request);
+    return promptIdsOf(renderer, e.request, thinkingOf(c).enableThinking);
   }
   throw new Error(`task ${task.id} made no request`);
 }
