@@ -11,6 +11,7 @@
  * `tinker://` paths in `dir/tinker.json`; `TinkerLearner.open(..., resumeFrom)` continues from them
  * on a new model whose first request is `load_weights` (weights and optimiser state).
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TinkerPolicy } from '../../policy/tinker.js';
@@ -239,7 +240,9 @@ export class TinkerLearner implements Learner {
 
   async save(dir: string): Promise<void> {
     mkdirSync(dir, { recursive: true });
-    const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${this.steps}`;
+    // unique per model too, in case a server keeps names in one namespace (a taken name is a 409)
+    const model = createHash('sha256').update(this.training.modelId).digest('hex').slice(0, 8);
+    const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${this.steps}-${model}`;
     const ttl = this.opts.ttlSeconds !== undefined ? { ttlSeconds: this.opts.ttlSeconds } : {};
     const state = await this.training.saveWeights(name, ttl);
     const sampler = await this.training.saveWeightsForSampler(name, ttl);
