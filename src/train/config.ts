@@ -183,6 +183,9 @@ export function resolveConfig(
       ? { anchorCoef: 0 }
       : {}),
     ...(tinker && overrides.temperature === undefined ? { temperature: 1 } : {}),
+    // a real model's tool calls are JSON that 128 tokens can cut short; the sampler stops at the
+    // end of the turn anyway, so the cap only bounds a runaway completion
+    ...(tinker && overrides.maxTokens === undefined ? { maxTokens: 1024 } : {}),
   };
   if (tinker) checkTinkerConfig(config);
   else if (config.format === 'hermes' || config.format === 'native')

@@ -145,6 +145,7 @@ describe('--learner tinker settings', () => {
     const { config } = resolveConfig(undefined, { learner: 'tinker', baseModel: 'Qwen/Qwen3-8B' });
     expect(config.temperature).toBe(1);
     expect(config.anchorCoef).toBe(0);
+    expect(config.maxTokens).toBe(1024);
     expect(toolFormat(config)).toBe('hermes');
     expect(() => resolveConfig(undefined, { learner: 'tinker', baseModel: 'x', temperature: 0.7 })).toThrow(
       /temperature 1/,
