@@ -108,10 +108,9 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
     });
   }
 
-  it('the wire datums carry advantages only on sampled tokens', async () => {
+  it("a pass's statistics come from the trainer's logprobs of exactly the trained targets", async () => {
     const l = await learner();
-    const before = server.requests.length;
-    await l.forwardBackward(
+    const fb = await l.forwardBackward(
       [
         {
           tokens: [1, 2, 3, 4],
@@ -122,7 +121,13 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
       ],
       { clipEps: 0.2, klCoef: 0, temperature: 1 },
     );
-    expect(server.requests.slice(before).some((r) => r.route === 'forward_backward')).toBe(true);
+    // the oracle's logprob of a token after another, at the base weights
+    const lp = (prev: number, tok: number) => -(0.05 + ((prev * 31 + tok * 17) % 97) / 40);
+    const ratios = [Math.exp(lp(2, 3) + 1), Math.exp(lp(3, 4) + 2)];
+    const surrogate = ratios.map((r) => Math.max(-2 * r, -2 * Math.min(Math.max(r, 0.8), 1.2)));
+    expect(fb.tokens).toBe(2);
+    expect(fb.meanRatio).toBeCloseTo((ratios[0]! + ratios[1]!) / 2, 5);
+    expect(fb.pgLoss).toBeCloseTo((surrogate[0]! + surrogate[1]!) / 2, 5);
     await l.close();
   });
 });
