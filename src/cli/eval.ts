@@ -13,6 +13,7 @@ import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.j
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { UsageError } from '../util/errors.js';
+import { tinkerEvalPolicy } from './eval-tinker.js';
 import { addSettingOptions, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 import { splitIds } from './verify.js';
@@ -129,7 +130,12 @@ export async function runEvalCommand(
     ...(flags.stop?.length ? { stop: flags.stop } : {}),
   };
   const concurrency = flags.concurrency;
-  const chosen = flags.policy === 'embedded' ? await embeddedPolicy(flags, concurrency) : serverPolicy(flags);
+  const chosen =
+    flags.policy === 'embedded'
+      ? await embeddedPolicy(flags, concurrency)
+      : flags.policy === 'tinker'
+        ? await tinkerEvalPolicy(flags, concurrency)
+        : serverPolicy(flags);
   try {
     const ids = splitIds(data, flags.split);
     const tasks = data.tasks.filter((t) => ids.has(t.id));

@@ -6,6 +6,7 @@ import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../
 import type { RoundProgress } from '../train/loop.js';
 import type { RoundRecord } from '../train/record.js';
 import { RunFolder, releaseOwnLock } from '../train/run-folder.js';
+import { planRound } from '../train/tinker.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
 import { flagOf } from '../util/settings.js';
@@ -80,7 +81,7 @@ export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
     .description(
-      'Train the embedded policy with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
+      'Train a policy (the embedded one, or a LoRA on a Tinker service) with the SEAL loop (or an ablation) and evaluate it under the strict protocol',
     )
     .option(
       '--config <file>',
@@ -89,7 +90,11 @@ export function registerTrain(program: Command): void {
     .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
     .option('--resume <dir>', 'continue a run folder from its last completed round')
     .addOption(dataDirOption())
-    .option('--quiet', 'no progress lines');
+    .option('--quiet', 'no progress lines')
+    .option(
+      '--dry-run',
+      'learner tinker: print the requests one round would send and its token count, and stop (no key, no network)',
+    );
   addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
     let total = 0;
@@ -119,6 +124,13 @@ export function registerTrain(program: Command): void {
       TRAIN_SETTINGS.fromFlags(opts),
     );
     total = config.rounds;
+    if (opts.dryRun) {
+      if (config.learner !== 'tinker')
+        throw new UsageError('--dry-run is for --learner tinker (the embedded learner sends nothing)');
+      const plan = await planRound(config, loadSuite(config.suite, opts.dataDir as string | undefined));
+      for (const line of plan.lines) console.log(line);
+      return;
+    }
     const out = (opts.out as string | undefined) ?? defaultOutDir(config.method, config.seed);
     // a bad --out fails here, before the data and the model are loaded
     new RunFolder(out).checkNew();

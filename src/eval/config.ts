@@ -16,7 +16,7 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 /** Node's timers hold at most 2^31-1 ms; a longer delay fires after 1 ms, so every request would time out. */
 export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
-export const POLICY_KINDS = ['server', 'embedded'] as const;
+export const POLICY_KINDS = ['server', 'embedded', 'tinker'] as const;
 export type PolicyKind = (typeof POLICY_KINDS)[number];
 
 export const EVAL_SCHEMA = z
@@ -27,16 +27,30 @@ export const EVAL_SCHEMA = z
       placeholder: 'split',
     }),
     policy: z.enum(POLICY_KINDS).default('server').meta({
-      description: 'server: an OpenAI-compatible model server; embedded: the built-in small model',
+      description:
+        'server: an OpenAI-compatible model server; embedded: the built-in small model; tinker: sampling on a Tinker service',
       placeholder: 'kind',
     }),
     model: z.string().min(1).optional().meta({
       description:
-        'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base)',
+        'server: the model name as the server knows it; embedded: a checkpoint directory (default: the shipped base); tinker: a base model, a tinker://.../sampler_weights/... path, or a seal train --learner tinker checkpoint directory',
       placeholder: 'name',
     }),
+    tokenizer: z.string().min(1).optional().meta({
+      description: "tinker: a Hugging Face folder with the model's tokenizer.json and chat template",
+      placeholder: 'dir',
+    }),
+    baseModel: z.string().min(1).optional().meta({
+      description: 'tinker: the base model whose tokenizer a tinker:// path needs',
+      placeholder: 'name',
+    }),
+    thinking: z.enum(['template', 'on', 'off']).default('template').meta({
+      description: "tinker: the chat template's enable_thinking (as the run trained)",
+      placeholder: 'mode',
+    }),
     baseUrl: z.string().min(1).optional().meta({
-      description: 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)',
+      description:
+        'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL); tinker: the Tinker service (default: $TINKER_BASE_URL, else the hosted one)',
       placeholder: 'url',
     }),
     apiKeyEnv: z

@@ -9,11 +9,14 @@
  * the supervised anchor.
  */
 import { z } from 'zod';
+import type { ToolCallFormat } from '../agent/format.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/backends.js';
 import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
+
+export const LEARNERS = ['embedded', 'tinker'] as const;
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const num = (min: number, max: number) => z.number().min(min).max(max);
@@ -112,6 +115,43 @@ export const TRAIN_SCHEMA = z
     gradientWorkers: int(1, 64).default(2).describe('gradient worker threads'),
     kernels: z.enum(KERNELS_CHOICES).default('auto').describe(KERNELS_HELP),
     samplerWorkers: int(1, 64).default(2).describe('sampler threads'),
+    learner: z
+      .enum(LEARNERS)
+      .default('embedded')
+      .describe('embedded: the built-in small model; tinker: a Tinker-API service (hosted Tinker, or SkyRL)'),
+    format: z
+      .enum(['auto', 'compact', 'hermes', 'native'])
+      .default('auto')
+      .describe(
+        "tool-call format of rollouts (auto: compact for embedded, hermes for tinker; native: tools rendered by the model's chat template, calls parsed from its <tool_call> blocks)",
+      ),
+    baseModel: z.string().min(1).optional().meta({
+      description: 'tinker: the base model to train a LoRA of, e.g. Qwen/Qwen3-8B',
+      placeholder: 'name',
+    }),
+    loraRank: int(1, 1024).default(32).describe('tinker: LoRA rank'),
+    baseUrl: z.string().min(1).optional().meta({
+      description: 'tinker: the service URL (default: $TINKER_BASE_URL, else the hosted service)',
+      placeholder: 'url',
+    }),
+    wire: z
+      .enum(['auto', 'json', 'proto'])
+      .default('auto')
+      .describe('tinker: wire form of forward_backward (auto: protobuf, JSON when refused)'),
+    tokenizer: z.string().min(1).optional().meta({
+      description:
+        "tinker: a Hugging Face model folder with the base model's tokenizer.json and chat template (default: the local Hugging Face cache)",
+      placeholder: 'dir',
+    }),
+    thinking: z
+      .enum(['template', 'on', 'off'])
+      .default('template')
+      .describe(
+        "tinker: the chat template's enable_thinking (Qwen3): template leaves it to the template's default",
+      ),
+    maxInFlight: int(1, 4096)
+      .default(64)
+      .describe('tinker: sampling requests in flight at once (later ones wait)'),
   })
   .strict();
 
@@ -138,21 +178,61 @@ export function resolveConfig(
   layers.push({ source: 'flags', values: flags, flags: true });
   const resolved = TRAIN_SETTINGS.resolve(layers);
   const { overrides } = resolved;
-  // the anchor's demonstrations are generated mini tasks: its default applies to that suite only
-  const config =
-    resolved.config.suite !== 'mini' && overrides.anchorCoef === undefined
-      ? { ...resolved.config, anchorCoef: 0 }
-      : resolved.config;
+  const tinker = resolved.config.learner === 'tinker';
+  // the anchor's demonstrations are generated mini tasks in the embedded policy's format: its
+  // default applies to that suite and learner only. Tinker's losses read the model's logprobs at
+  // temperature 1, so its rollouts are sampled at 1 unless the user says otherwise (refused below)
+  const config = {
+    ...resolved.config,
+    ...((resolved.config.suite !== 'mini' || tinker) && overrides.anchorCoef === undefined
+      ? { anchorCoef: 0 }
+      : {}),
+    ...(tinker && overrides.temperature === undefined ? { temperature: 1 } : {}),
+    // a real model's tool calls are JSON that 128 tokens can cut short; the sampler stops at the
+    // end of the turn anyway, so the cap only bounds a runaway completion
+    ...(tinker && overrides.maxTokens === undefined ? { maxTokens: 1024 } : {}),
+  };
   checkTrainConfig(config);
   return { config, overrides };
 }
 
 /** what the schema cannot say about one key alone (also checked on a recorded config, at resume) */
 export function checkTrainConfig(config: TrainConfig): void {
+  if (config.learner === 'tinker') checkTinkerConfig(config);
+  else if (config.format === 'hermes' || config.format === 'native')
+    throw new SettingsError(
+      `format ${config.format} is for a model with a chat template (learner tinker); the embedded policy reads and writes compact`,
+    );
   if (config.wMin > config.wMax)
     throw new SettingsError(`wMin (${config.wMin}) must not exceed wMax (${config.wMax})`);
   if (config.anchorCoef > 0 && config.suite !== 'mini')
     throw new SettingsError(
       `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
     );
+}
+
+/** what `--learner tinker` needs and refuses, said before anything is sent */
+function checkTinkerConfig(c: TrainConfig): void {
+  if (c.baseModel === undefined)
+    throw new SettingsError('learner tinker needs baseModel (--base-model NAME, e.g. Qwen/Qwen3-8B)');
+  if (c.temperature !== 1)
+    throw new SettingsError(
+      `learner tinker trains on the model's logprobs at temperature 1, so rollouts are sampled at 1; drop temperature ${c.temperature}`,
+    );
+  if (c.anchorCoef > 0)
+    throw new SettingsError(
+      "anchorCoef needs the embedded learner (its demonstrations are in the embedded policy's compact format); set anchorCoef: 0 with learner tinker",
+    );
+  if (c.format === 'compact')
+    throw new SettingsError(
+      "format compact is the embedded policy's; use hermes or native with learner tinker",
+    );
+  if (c.checkpoint !== undefined)
+    throw new SettingsError('checkpoint is an embedded checkpoint; learner tinker starts from baseModel');
+}
+
+/** the tool-call format rollouts and validation use */
+export function toolFormat(c: Pick<TrainConfig, 'format' | 'learner'>): ToolCallFormat {
+  if (c.format !== 'auto' && c.format !== undefined) return c.format;
+  return c.learner === 'tinker' ? 'hermes' : 'compact';
 }

@@ -35,7 +35,7 @@ import { type TrainingContext, trainingContext } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';
 import { FailureProfile, type ProfileSnapshot } from '../seal/profile.js';
 import { anchorData } from './anchor.js';
-import type { TrainConfig } from './config.js';
+import { type TrainConfig, toolFormat } from './config.js';
 import { type RolloutCredit, roundCredit, stepAdvantages } from './credit.js';
 import {
   groupRewards,
@@ -121,9 +121,6 @@ const NO_INTERFACE = initialInterfaceState({
   components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' },
 });
 
-/** The compact tool-call format the embedded policy reads and writes. */
-const FORMAT = 'compact' as const;
-
 /** Strict validation: no interface, greedy, the given tasks, into an eval run folder. */
 export async function validate(
   ctx: LoopContext,
@@ -139,7 +136,7 @@ export async function validate(
     {
       suite: ctx.config.suite,
       model: policy.name,
-      format: FORMAT,
+      format: toolFormat(ctx.config),
       split: `validation (${validationSource(ctx.data, tasks.length)}, seed ${ctx.config.seed})`,
       sampling: { temperature: 0, maxTokens: ctx.config.maxTokens },
     },
@@ -187,7 +184,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     switches: methodSwitches(c.method),
     valTasks,
     trainTasks: trainingTasks(data, valTasks),
-    format: formatAdapter(FORMAT),
+    format: formatAdapter(toolFormat(c)),
     recorder: new CallRecorder(data),
     classOf: (name: string) => data.docs.get(name)?.className,
     tctx: trainingContext(`seal train ${run.dir}`),

@@ -100,8 +100,26 @@ export interface RunManifest {
     readonly rollouts: number;
   };
   readonly sampling: { readonly temperature: number; readonly topP: number; readonly maxTokens: number };
+  /** the learner when it is not the embedded one (absent: embedded) */
+  readonly learner?: TinkerLearnerRecord;
   /** ISO time */
   readonly started: string;
+}
+
+/** what a `--learner tinker` run trained on */
+export interface TinkerLearnerRecord {
+  readonly kind: 'tinker';
+  /** the service's URL */
+  readonly service: string;
+  readonly baseModel: string;
+  readonly loraRank: number;
+  /** the wire form asked for, and the one forward_backward went out in at the start */
+  readonly wire: { readonly asked: string; readonly used: string };
+  /** the tokenizer folder's name and the sha256 of its tokenizer.json and chat template */
+  readonly tokenizer: { readonly name: string; readonly sha256: string };
+  readonly format: string;
+  /** the KL term to the base: on (a base-model sampling session) or off, and why */
+  readonly kl: { readonly on: boolean; readonly reason: string };
 }
 
 /** `finished.json`: written once the last round and the final evaluation are done */

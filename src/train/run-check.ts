@@ -12,6 +12,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readTinkerCheckpoint } from '../learner/tinker/learner.js';
 import { loadCheckpoint } from '../policy/embedded/checkpoint.js';
 import { parseInterfaceState } from '../seal/interface/state.js';
 import { FailureProfile } from '../seal/profile.js';
@@ -56,7 +57,12 @@ const MANIFEST = z.object({
   overrides: z.record(z.string(), z.unknown()),
   command: z.string(),
   code: CODE,
-  base: z.object({ checkpoint: z.string(), modelSha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+  // a Tinker run's weights are on the service: its base has no sha256 here
+  base: z.object({ checkpoint: z.string(), modelSha256: z.string().min(1) }),
+  learner: z
+    .object({ kind: z.literal('tinker') })
+    .loose()
+    .optional(),
   started: z.string(),
 });
 
@@ -70,7 +76,19 @@ const STATE = z.object({
 });
 
 /** keys a recorded config may lack, and the value runs recorded before them behaved by */
-const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = { kernels: 'wasm', revisit: 0 };
+// what a run recorded before a setting existed ran with
+const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
+  kernels: 'wasm',
+  revisit: 0,
+  learner: 'embedded',
+  format: 'auto',
+  loraRank: 32,
+  wire: 'auto',
+  thinking: 'template',
+  maxInFlight: 64,
+};
+/** settings that are absent from a config when not given (no default) */
+const OPTIONAL_KEYS = new Set(['checkpoint', 'baseModel', 'baseUrl', 'tokenizer']);
 
 const issueText = (e: z.ZodError): string =>
   e.issues.map((i) => `${i.path.length ? i.path.join('.') : 'the file'}: ${i.message}`).join('; ');
@@ -117,7 +135,7 @@ export function checkManifest(run: RunFolder): { manifest: RunManifest; config: 
     );
   const recorded = m.data.config;
   const lacking = TRAIN_KEYS.filter(
-    (k) => k !== 'checkpoint' && !Object.hasOwn(recorded, k) && !Object.hasOwn(LEGACY, k),
+    (k) => !OPTIONAL_KEYS.has(k) && !Object.hasOwn(recorded, k) && !Object.hasOwn(LEGACY, k),
   );
   if (lacking.length)
     throw new RunFolderError(
@@ -269,7 +287,7 @@ function checkRollouts(run: RunFolder, upTo: number, perRound: number, problems:
     );
 }
 
-function checkCheckpoint(run: RunFolder, state: TrainState | null, problems: string[]): void {
+function checkCheckpoint(run: RunFolder, state: TrainState | null, problems: string[], tinker = false): void {
   const upTo = state?.round ?? 0;
   const root = run.path(RUN_FILES.checkpoints);
   const names = existsSync(root) ? readdirSync(root) : [];
@@ -289,6 +307,17 @@ function checkCheckpoint(run: RunFolder, state: TrainState | null, problems: str
     return;
   }
   const dir = run.path(expected);
+  if (tinker) {
+    // the weights are on the service; the folder holds the tinker:// paths of the saved state
+    try {
+      readTinkerCheckpoint(dir);
+    } catch (e) {
+      problems.push(
+        `${expected} (the tinker:// paths of the state after round ${upTo}, which the run continues from) is missing or damaged (${(e as Error).message})`,
+      );
+    }
+    return;
+  }
   if (!existsSync(dir) || !statSync(dir).isDirectory() || !existsSync(join(dir, 'optimizer.bin'))) {
     problems.push(
       `${expected} (the weights and optimiser state after round ${upTo}, which the run continues from) is missing${existsSync(dir) ? ' in part' : ''}`,
@@ -335,7 +364,7 @@ export function checkRunFolder(run: RunFolder): CheckedRun {
     );
   checkRounds(run, state, hasState, problems);
   checkRollouts(run, upTo, config.tasksPerRound * config.groupSize, problems);
-  checkCheckpoint(run, state, problems);
+  checkCheckpoint(run, state, problems, config.learner === 'tinker');
   if (config.evalStart && upTo > 0 && !existsSync(join(run.path(RUN_FILES.evalStart), 'summary.json')))
     problems.push(
       `${RUN_FILES.evalStart}/summary.json (the start policy's evaluation, made before round 1) is missing`,

@@ -18,9 +18,17 @@ import { writeJsonAtomic } from '../util/files.js';
 import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
-import { RUN_FILES, RUN_FORMAT, RUN_VERSION, type RunFinished, type ValidationRecord } from './record.js';
+import {
+  RUN_FILES,
+  RUN_FORMAT,
+  RUN_VERSION,
+  type RunFinished,
+  type RunManifest,
+  type ValidationRecord,
+} from './record.js';
 import { checkManifest, checkRunFolder } from './run-check.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
+import { openTinker } from './tinker.js';
 
 export interface TrainOutcome {
   readonly dir: string;
@@ -92,7 +100,7 @@ async function runToEnd(
   run: RunFolder,
   c: TrainConfig,
   data: BfclData,
-  learner: EmbeddedLearner,
+  learner: Learner,
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
   const manifest = run.manifest();
@@ -100,12 +108,15 @@ async function runToEnd(
   let evalStartMs: number | null | undefined;
   if (c.evalStart && learner.version === 0) {
     hooks.log('evaluating the start policy on the test split (strict protocol)');
-    const key = startEvalKey({
-      modelSha256: manifest.base.modelSha256,
-      suite: c.suite,
-      maxTokens: c.maxTokens,
-      code: manifest.code,
-    });
+    // a Tinker base model's evaluation is not cached: its weights are not on this machine
+    const key = manifest.learner
+      ? undefined
+      : startEvalKey({
+          modelSha256: manifest.base.modelSha256,
+          suite: c.suite,
+          maxTokens: c.maxTokens,
+          code: manifest.code,
+        });
     const t0 = performance.now();
     const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
     start = evaluated.record;
@@ -137,6 +148,34 @@ async function runToEnd(
   return { dir: run.dir, ...(start ? { start } : {}), ...(final ? { final } : {}), rounds: c.rounds };
 }
 
+/** the run record's fields that do not depend on the learner */
+function manifestOf(
+  c: TrainConfig,
+  overrides: Partial<TrainConfig>,
+  command: string,
+  code: RunManifest['code'],
+): Omit<RunManifest, 'base'> {
+  return {
+    format: RUN_FORMAT,
+    version: RUN_VERSION,
+    method: c.method,
+    seed: c.seed,
+    suite: c.suite,
+    config: c,
+    overrides,
+    command,
+    code,
+    budget: {
+      rounds: c.rounds,
+      tasksPerRound: c.tasksPerRound,
+      groupSize: c.groupSize,
+      rollouts: c.rounds * c.tasksPerRound * c.groupSize,
+    },
+    sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
+    started: new Date().toISOString(),
+  };
+}
+
 export async function startTraining(
   c: TrainConfig,
   overrides: Partial<TrainConfig>,
@@ -148,30 +187,31 @@ export async function startTraining(
   const run = new RunFolder(outDir);
   const release = run.claimNew();
   try {
+    if (c.learner === 'tinker') {
+      // connected before anything is written: a service that cannot be reached leaves an empty folder
+      const { learner, record } = await openTinker(c, hooks.log);
+      try {
+        run.create({
+          ...manifestOf(c, overrides, command, codeVersion('wasm')),
+          base: {
+            checkpoint: `${c.baseModel} (on the Tinker service)`,
+            modelSha256: 'none (weights on the service)',
+          },
+          learner: record,
+        });
+        return await runToEnd(run, c, data, learner, hooks);
+      } finally {
+        await learner.close();
+      }
+    }
     const base = loadCheckpoint(checkpointOf(c));
     const kernels = resolveKernels(c.kernels);
     run.create({
-      format: RUN_FORMAT,
-      version: RUN_VERSION,
-      method: c.method,
-      seed: c.seed,
-      suite: c.suite,
-      config: c,
-      overrides,
-      command,
-      code: codeVersion(kernels.label),
+      ...manifestOf(c, overrides, command, codeVersion(kernels.label)),
       base: {
         checkpoint: c.checkpoint ?? 'checkpoints/embedded-base (shipped)',
         modelSha256: base.config.modelSha256,
       },
-      budget: {
-        rounds: c.rounds,
-        tasksPerRound: c.tasksPerRound,
-        groupSize: c.groupSize,
-        rollouts: c.rounds * c.tasksPerRound * c.groupSize,
-      },
-      sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
-      started: new Date().toISOString(),
     });
     hooks.log(`training on ${kernels.label} kernels (--kernels ${c.kernels})`);
     const learner = openLearner(run, c, kernels.kernels);
@@ -203,26 +243,27 @@ export async function resumeTraining(
       hooks.log(`${dir} is complete (${c.rounds} rounds); nothing to do`);
       return { dir, rounds: c.rounds, complete: true };
     }
-    if (!existsSync(checkpointOf(c)))
+    const tinker = c.learner === 'tinker';
+    if (!tinker && !existsSync(checkpointOf(c)))
       throw new RunFolderError(
         `${dir} started from the base checkpoint ${checkpointOf(c)}, which is not there; give it back (the run continues from it and its own checkpoint)`,
       );
-    const base = loadCheckpoint(checkpointOf(c));
-    if (base.config.modelSha256 !== manifest.base.modelSha256)
+    if (!tinker && loadCheckpoint(checkpointOf(c)).config.modelSha256 !== manifest.base.modelSha256)
       throw new RunFolderError(
         `${dir} started from another base checkpoint (sha256 differs); it cannot continue from this one`,
       );
-    // runs recorded before the setting existed trained on wasm
-    const kernels = resolveKernels(c.kernels);
+    // runs recorded before the setting existed trained on wasm; a Tinker run trains on the service
+    const kernels = tinker ? undefined : resolveKernels(c.kernels);
+    const label = kernels?.label ?? 'wasm';
     const before = manifest.code.trainingKernels ?? 'wasm';
-    const now = codeVersion(kernels.label);
+    const now = codeVersion(label);
     const last = manifest.codeChanges?.at(-1)?.code ?? manifest.code;
     const data_ = data(c);
     // all checked: from here on the folder is written
     if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
-    if (kernels.label !== before)
+    if (label !== before)
       hooks.log(
-        `training continues on ${kernels.label} kernels (it ran on ${before}): updates differ at rounding level`,
+        `training continues on ${label} kernels (it ran on ${before}): updates differ at rounding level`,
       );
     if (codeChanged(last, now)) {
       const after = state?.round ?? 0;
@@ -237,12 +278,11 @@ export async function resumeTraining(
         ],
       });
     }
-    const learner = openLearner(
-      run,
-      c,
-      kernels.kernels,
-      state?.checkpoint ? run.path(state.checkpoint) : undefined,
-    );
+    const from = state?.checkpoint ? run.path(state.checkpoint) : undefined;
+    // Tinker: a new model on the service whose first request loads the last round's saved state
+    const learner = kernels
+      ? openLearner(run, c, kernels.kernels, from)
+      : (await openTinker(c, hooks.log, from)).learner;
     try {
       return await runToEnd(run, c, data_, learner, hooks);
     } finally {

@@ -13,7 +13,7 @@
  * compute on the datums seal sends, and compare it with the embedded learner's own.
  */
 import { logprobAndGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
-import type { TinkerForwardBackwardInput } from '../../src/learner/tinker/datums.js';
+import type { TinkerForwardBackwardInput } from '../../src/learner/tinker/seal-datums.js';
 import { type Arr, allocate, type Gpt } from '../../src/policy/embedded/model.js';
 
 export interface TinkerPass {

@@ -1,269 +1,230 @@
 /**
- * The learner contract's training data as Tinker datums, pure. Tinker's losses are SUMS over every
- * target token of every datum sent before an optimiser step (no mean, no server-side KL), while the
- * contract's `forwardBackward` is a token mean over the data it is handed (learner.ts; the embedded
- * learner divides by the count of trained tokens). So every normalisation goes into the datums:
- *
- *  - the policy gradient: Tinker's advantage of a trained token is A_t / N, A_t the datum's
- *    advantage (w_j x A_j, the budget and `--loss-agg rollout-mean`'s per-rollout scale already in
- *    it: train/credit.ts and train/sequences.ts `aggregateRollouts` put them there) and N the trained
- *    tokens of the WHOLE batch. Scaling an advantage by 1/N > 0 scales the per-token PPO term and
- *    leaves its clipping decision alone, so the summed `ppo` loss is exactly the token-mean
- *    surrogate, and a batch split into chunks (each its own forward_backward) accumulates the one
- *    batch's gradient because every chunk already carries the whole batch's N.
- *  - the KL to the base model, which Tinker does not compute: folded into the advantage (`klAdvantage`).
- *  - the supervised anchor: `cross_entropy` weights w_t x coef / W, W the batch's summed weights.
- *
- * Prompt and tool-output tokens get advantage 0 and logprob 0 (the cookbook's masking): a zero
- * advantage gives a zero `ppo` / `importance_sampling` term and gradient on every server.
+ * Token-level training data in Tinker's form, and the pure steps between a caller's arrays and the
+ * wire: the standard shift (input = tokens[:-1], targets = tokens[1:]), checks that every per-token
+ * input has the input's length, loss specs, the split of a batch into chunks within the server's
+ * limits, and the merge of the chunks' results by their metric suffixes.
  */
-import type { CrossEntropyLoss, PpoLoss, SupervisedDatum, TrainingDatum } from '../learner.js';
+import { TinkerError } from './errors.js';
+import type { ForwardBackwardOutput, ModelInput, ModelInputChunk, TensorData, WireDatum } from './schemas.js';
 
-/** Tinker's TensorData (JSON form): a flat tensor */
-export interface TinkerTensor {
-  readonly data: readonly number[];
-  readonly dtype: 'int64' | 'float32';
-  readonly shape: readonly number[];
+/** The per-token inputs of a loss, each as long as the model input (targets are shifted by one). */
+export interface LossFnInputs {
+  /** the token each position predicts (int64 on the wire) */
+  readonly target_tokens: readonly number[];
+  /** cross_entropy's per-token weight (SkyRL also reads it as a mask for every loss; default ones) */
+  readonly weights?: readonly number[];
+  /** the sampler's logprob of each target (0 where nothing was sampled) */
+  readonly logprobs?: readonly number[];
+  /** the per-token advantage (0 where no gradient should flow) */
+  readonly advantages?: readonly number[];
 }
 
-/** the `loss_fn_inputs` of a datum; every tensor has the length of `model_input` */
-export interface TinkerLossInputs {
-  readonly target_tokens: TinkerTensor;
-  readonly weights?: TinkerTensor;
-  /** the sampler's logprob of each target (0 where the target carries no loss) */
-  readonly logprobs?: TinkerTensor;
-  readonly advantages?: TinkerTensor;
-}
-
-/** Tinker's Datum (JSON form): the input tokens (one text chunk) and the per-target loss inputs */
 export interface TinkerDatum {
-  readonly model_input: {
-    readonly chunks: readonly [{ readonly type: 'encoded_text'; readonly tokens: readonly number[] }];
-  };
-  readonly loss_fn_inputs: TinkerLossInputs;
-}
-
-export type TinkerPolicyLossFn = 'ppo' | 'importance_sampling';
-export type TinkerLossFn = TinkerPolicyLossFn | 'cross_entropy';
-
-/** A `forward_backward_input`: what one forward-backward pass (before chunking) sends. */
-export interface TinkerForwardBackwardInput {
-  readonly data: readonly TinkerDatum[];
-  readonly loss_fn: TinkerLossFn;
-  readonly loss_fn_config?: { readonly clip_low_threshold: number; readonly clip_high_threshold: number };
+  /** token ids (one text chunk), or the chunks themselves */
+  readonly modelInput: readonly number[] | ModelInput;
+  readonly lossFnInputs: LossFnInputs;
 }
 
 /**
- * Per training datum, the base model's logprob of each token given those before it: what a base-model
- * sampling session's `prompt_logprobs` returns for the datum's tokens (entry 0 is null: nothing
- * predicts the first token). Read where the datum trains a token.
+ * A loss as the wire names it: `fn` is `loss_fn`, `config` its `loss_fn_config` (float values).
+ * Losses are sums over tokens on every server: normalise through the advantages or weights.
  */
-export type BaseLogprobs = readonly (readonly (number | null)[])[];
-
-export interface PolicyDatumOptions {
-  /** `ppo` (default: the contract's PPO-clip, thresholds 1 -/+ clipEps) or `importance_sampling` (unclipped) */
-  readonly lossFn?: TinkerPolicyLossFn;
-  /** the base model's logprobs of every datum: needed when `loss.klCoef > 0` */
-  readonly base?: BaseLogprobs;
-  /**
-   * also send `weights` (1 on trained targets, else 0). SkyRL multiplies every loss by `weights`
-   * (all ones when absent) and the cookbook sends none for these losses; with a zero advantage on
-   * every untrained target the sum is the same either way. Default false
-   */
-  readonly mask?: boolean;
+export interface LossSpec {
+  readonly fn: string;
+  readonly config?: Readonly<Record<string, number>>;
 }
 
-export class TinkerDatumError extends Error {}
+export const crossEntropyLoss: LossSpec = { fn: 'cross_entropy' };
+export const importanceSamplingLoss: LossSpec = { fn: 'importance_sampling' };
 
-const int64 = (data: readonly number[]): TinkerTensor => ({ data, dtype: 'int64', shape: [data.length] });
-const float32 = (data: readonly number[]): TinkerTensor => ({ data, dtype: 'float32', shape: [data.length] });
+/** PPO's clipped surrogate, the ratio clipped to [low, high] (the servers default to 0.8 / 1.2) */
+export function ppoLoss(clip: { low: number; high: number }): LossSpec {
+  if (!(clip.low >= 0 && clip.high > clip.low)) {
+    throw new TinkerError(
+      'usage',
+      `ppo clip thresholds need 0 <= low < high, got ${clip.low} / ${clip.high}`,
+    );
+  }
+  return { fn: 'ppo', config: { clip_low_threshold: clip.low, clip_high_threshold: clip.high } };
+}
 
-/** the datum of `tokens` with `inputs` per target: input = tokens[:-1], targets = tokens[1:] */
-function tinkerDatum(
+/** PPO with the method's symmetric clip eps: thresholds 1 - eps and 1 + eps */
+export function ppoLossFromClipEps(clipEps: number): LossSpec {
+  return ppoLoss({ low: 1 - clipEps, high: 1 + clipEps });
+}
+
+/** CISPO's clipped importance weight, thresholds [low, high] */
+export function cispoLoss(clip: { low: number; high: number }): LossSpec {
+  return { fn: 'cispo', config: { clip_low_threshold: clip.low, clip_high_threshold: clip.high } };
+}
+
+/**
+ * The datum of one whole sequence under the standard shift: `tokens` is the prompt and what was
+ * sampled; each per-token array is aligned with `tokens` (its entry i belongs to token i as a target
+ * of token i - 1, so entry 0 is dropped, as the learner contract has it).
+ */
+export function sequenceDatum(
   tokens: readonly number[],
-  inputs: Omit<TinkerLossInputs, 'target_tokens'>,
+  perToken: {
+    weights?: readonly number[];
+    logprobs?: readonly number[];
+    advantages?: readonly number[];
+  } = {},
 ): TinkerDatum {
+  if (tokens.length < 2)
+    throw new TinkerError('usage', `a training sequence needs 2 or more tokens, got ${tokens.length}`);
+  const shifted = (name: string, xs: readonly number[] | undefined) => {
+    if (xs === undefined) return undefined;
+    if (xs.length !== tokens.length) {
+      throw new TinkerError('usage', `${name} has ${xs.length} entries for ${tokens.length} tokens`);
+    }
+    return xs.slice(1);
+  };
+  const weights = shifted('weights', perToken.weights);
+  const logprobs = shifted('logprobs', perToken.logprobs);
+  const advantages = shifted('advantages', perToken.advantages);
   return {
-    model_input: { chunks: [{ type: 'encoded_text', tokens: tokens.slice(0, -1) }] },
-    loss_fn_inputs: { target_tokens: int64(tokens.slice(1)), ...inputs },
+    modelInput: tokens.slice(0, -1),
+    lossFnInputs: {
+      target_tokens: tokens.slice(1),
+      ...(weights ? { weights } : {}),
+      ...(logprobs ? { logprobs } : {}),
+      ...(advantages ? { advantages } : {}),
+    },
   };
 }
 
-/** checks one datum's shape as the embedded learner does (a first token never carries loss) */
-function checkShape(d: SupervisedDatum, i: number, extra: readonly (readonly number[])[] = []): void {
-  if (d.tokens.length < 2)
-    throw new TinkerDatumError(`datum ${i}: ${d.tokens.length} token(s); a datum needs a target`);
-  if (d.weights.length !== d.tokens.length || extra.some((a) => a.length !== d.tokens.length))
-    throw new TinkerDatumError(
-      `datum ${i}: tokens, weights, logprobs and advantages must have the same length`,
-    );
-  if ((d.weights[0] ?? 0) > 0) throw new TinkerDatumError(`datum ${i}: the first token cannot carry loss`);
+export function modelInputOf(input: readonly number[] | ModelInput): ModelInput {
+  if (!Array.isArray(input)) return input as ModelInput;
+  return { chunks: [{ type: 'encoded_text', tokens: [...(input as readonly number[])] }] };
 }
 
-/** the trained tokens (weight > 0, after the first) of `data`: the token-mean denominator */
-export function trainedTokens(data: readonly SupervisedDatum[]): number {
-  let n = 0;
-  for (const d of data) for (let t = 1; t < d.tokens.length; t++) if (d.weights[t]! > 0) n++;
-  return n;
-}
-
-/**
- * The advantage that puts the contract's k3 KL to the base model into Tinker's policy loss, for a
- * token sampled with logprob `q` that the base model gives `base`: klCoef x (exp(base - q) - 1).
- *
- * Why this form: the k3 term klCoef x (exp(b - lp) - (b - lp) - 1) has d/dlp = klCoef x (1 - exp(b - lp)),
- * and a summed `ppo`/`importance_sampling` term -exp(lp - q) x A has d/dlp = -exp(lp - q) x A, which
- * at lp = q (the first pass over fresh samples, sampler and trainer agreeing) is -A. This advantage
- * therefore gives exactly the k3 gradient there; off that point (a later pass, or a sampler that
- * disagrees with the trainer) it is k3's gradient at the sample, importance-weighted and clipped
- * with the token's policy term. To first order in (q - b) it is the cookbook's -klCoef x (q - b)
- * (`incorporate_kl_penalty`, which also centres it on the batch mean; this does not, as the
- * contract's KL is not centred).
- */
-export function klAdvantage(q: number, base: number, klCoef: number): number {
-  return klCoef * Math.expm1(base - q);
-}
-
-/**
- * Refuses a PPO loss that Tinker's summed losses cannot carry, saying what to do; a command can call
- * it before it samples a round. Tinker's losses read the model's logprobs at temperature 1, so the
- * samples must be drawn at 1 (another temperature would make a ratio of unlike distributions), and
- * the KL term needs the base model's logprobs (`withBase`), Tinker having none of its own.
- */
-export function checkTinkerPpoLoss(loss: PpoLoss, withBase: boolean): void {
-  if (loss.temperature !== 1)
-    throw new TinkerDatumError(
-      `Tinker's losses use the model's logprobs at temperature 1, but the samples are drawn at ${loss.temperature}; sample training rollouts at temperature 1`,
-    );
-  if (!(loss.clipEps >= 0 && loss.clipEps < 1))
-    throw new TinkerDatumError(`clipEps must be in [0, 1), got ${loss.clipEps}`);
-  if (!(loss.klCoef >= 0 && Number.isFinite(loss.klCoef)))
-    throw new TinkerDatumError(`klCoef must be finite and >= 0, got ${loss.klCoef}`);
-  if (loss.klCoef > 0 && !withBase)
-    throw new TinkerDatumError(
-      'klCoef > 0 needs the base model logprobs of every datum (Tinker has no KL term of its own); pass them, or set klCoef 0',
-    );
-}
-
-/**
- * The policy-gradient datums of one `forwardBackward(data, loss)`: summed under Tinker's `ppo`
- * (thresholds 1 -/+ clipEps) they are the contract's token-mean PPO-clip surrogate over `data`, plus
- * klCoef x its k3 KL to the base when `base` is given (see `klAdvantage` for where that is exact).
- * `data` is the whole batch: split the result into chunks freely (`chunkDatums`), never the input.
- * Datum i of the result is `data[i]`, so a forward-backward's outputs line up with `data`. A loss
- * `checkTinkerPpoLoss` refuses is refused here too.
- */
-export function policyDatums(
-  data: readonly TrainingDatum[],
-  loss: PpoLoss,
-  opts: PolicyDatumOptions = {},
-): TinkerForwardBackwardInput {
-  const lossFn = opts.lossFn ?? 'ppo';
-  const { base } = opts;
-  checkTinkerPpoLoss(loss, base !== undefined);
-  if (base && base.length !== data.length)
-    throw new TinkerDatumError(`${data.length} datums but base logprobs for ${base.length}`);
-  data.forEach((d, i) => {
-    checkShape(d, i, [d.samplingLogprobs, d.advantages]);
-    if (base && base[i]!.length !== d.tokens.length)
-      throw new TinkerDatumError(
-        `datum ${i}: ${d.tokens.length} tokens but ${base[i]!.length} base logprobs`,
-      );
-  });
-  const n = trainedTokens(data);
-  const config =
-    lossFn === 'ppo'
-      ? { loss_fn_config: { clip_low_threshold: 1 - loss.clipEps, clip_high_threshold: 1 + loss.clipEps } }
-      : {};
-  const out = data.map((d, i) => {
-    const logprobs: number[] = [];
-    const advantages: number[] = [];
-    const weights: number[] = [];
-    for (let t = 1; t < d.tokens.length; t++) {
-      if (!(d.weights[t]! > 0)) {
-        logprobs.push(0);
-        advantages.push(0);
-        weights.push(0);
-        continue;
-      }
-      const q = d.samplingLogprobs[t]!;
-      let a = d.advantages[t]!;
-      if (loss.klCoef > 0) {
-        const b = base![i]![t];
-        if (typeof b !== 'number' || !Number.isFinite(b))
-          throw new TinkerDatumError(`datum ${i}: no base logprob for trained token ${t}`);
-        a += klAdvantage(q, b, loss.klCoef);
-      }
-      if (!Number.isFinite(q) || !Number.isFinite(a))
-        throw new TinkerDatumError(`datum ${i}: token ${t} has logprob ${q} and advantage ${a}`);
-      logprobs.push(q);
-      advantages.push(a / n);
-      weights.push(1);
-    }
-    return tinkerDatum(d.tokens, {
-      ...(opts.mask ? { weights: float32(weights) } : {}),
-      logprobs: float32(logprobs),
-      advantages: float32(advantages),
-    });
-  });
-  return { data: out, loss_fn: lossFn, ...config };
-}
-
-/**
- * The `cross_entropy` datums of one `forwardBackwardCrossEntropy(data, loss)`: weights w_t x coef / W
- * (W the summed weights > 0 of the whole batch), so that Tinker's sum -sum(w' x lp) is coef x the
- * contract's weighted token-mean negative log-likelihood, and so is its gradient.
- */
-export function supervisedDatums(
-  data: readonly SupervisedDatum[],
-  loss: CrossEntropyLoss,
-): TinkerForwardBackwardInput {
-  if (!(loss.coef >= 0 && Number.isFinite(loss.coef)))
-    throw new TinkerDatumError(`the cross-entropy coefficient must be finite and >= 0, got ${loss.coef}`);
-  data.forEach((d, i) => {
-    checkShape(d, i);
-  });
-  let total = 0;
-  for (const d of data)
-    for (let t = 1; t < d.tokens.length; t++) if (d.weights[t]! > 0) total += d.weights[t]!;
-  const scale = total > 0 ? loss.coef / total : 0;
-  const out = data.map((d) =>
-    tinkerDatum(d.tokens, { weights: float32(d.weights.slice(1).map((w) => (w > 0 ? w * scale : 0))) }),
+export function modelInputLength(input: ModelInput): number {
+  return input.chunks.reduce(
+    (n, c: ModelInputChunk) => n + (c.type === 'encoded_text' ? c.tokens.length : (c.expected_tokens ?? 0)),
+    0,
   );
-  return { data: out, loss_fn: 'cross_entropy' };
 }
+
+function tensor(name: string, values: readonly number[], datum: number): TensorData {
+  const isInt = name === 'target_tokens';
+  values.forEach((v, i) => {
+    if (isInt ? !Number.isSafeInteger(v) || v < 0 : !Number.isFinite(v)) {
+      throw new TinkerError(
+        'usage',
+        `datum ${datum}: ${name}[${i}] is ${v} (${isInt ? 'a token id' : 'a finite number'} expected)`,
+      );
+    }
+  });
+  return { data: [...values], dtype: isInt ? 'int64' : 'float32', shape: [values.length] };
+}
+
+/** A caller's datum in the wire form, after checking lengths and the loss's required inputs. */
+export function toWireDatum(d: TinkerDatum, loss: LossSpec, index: number): WireDatum {
+  const modelInput = modelInputOf(d.modelInput);
+  const n = modelInputLength(modelInput);
+  if (d.lossFnInputs.target_tokens === undefined) {
+    throw new TinkerError('usage', `datum ${index}: the ${loss.fn} loss needs loss_fn_inputs.target_tokens`);
+  }
+  const inputs: Record<string, TensorData> = {};
+  for (const [name, values] of Object.entries(d.lossFnInputs) as [string, readonly number[] | undefined][]) {
+    if (values === undefined) continue;
+    if (values.length !== n) {
+      throw new TinkerError(
+        'usage',
+        `datum ${index}: ${name} has ${values.length} entries, the model input ${n} tokens`,
+      );
+    }
+    inputs[name] = tensor(name, values, index);
+  }
+  return { model_input: modelInput, loss_fn_inputs: inputs };
+}
+
+/** the loss_fn_config a spec sends (null when it takes the server's defaults) */
+export function lossConfigOf(loss: LossSpec): Record<string, number> | null {
+  if (!loss.config || Object.keys(loss.config).length === 0) return null;
+  for (const [k, v] of Object.entries(loss.config)) {
+    if (!Number.isFinite(v))
+      throw new TinkerError('usage', `loss_fn_config.${k} is ${v} (a finite number expected)`);
+  }
+  return { ...loss.config };
+}
+
+// ---- chunking --------------------------------------------------------------------------------
 
 export interface ChunkLimits {
-  /** datums per request (the service's limit is 1024) */
+  /** datums per request (`fwdbwd_max_chunk_len`) */
   readonly maxDatums: number;
-  /** model-input tokens per request; a datum longer than this is a chunk of its own */
-  readonly maxTokens?: number;
+  /** estimated bytes per request (`fwdbwd_max_chunk_bytes_count`) */
+  readonly maxBytes: number;
+}
+
+/** the server's estimate of a datum's size: 4 bytes a token, tensors at their dtype's width */
+export function estimateDatumBytes(d: WireDatum): number {
+  let bytes = 0;
+  for (const c of d.model_input.chunks)
+    bytes += c.type === 'encoded_text' ? c.tokens.length * 4 : c.data.length;
+  for (const t of Object.values(d.loss_fn_inputs)) {
+    bytes += t.data.length * (t.dtype === 'int64' ? 8 : 4);
+    bytes += 8 * ((t.sparse_crow_indices?.length ?? 0) + (t.sparse_col_indices?.length ?? 0));
+  }
+  return bytes;
 }
 
 /**
- * The forward-backward inputs that together send `input` (datums in order), each within `limits`.
- * The datums carry the whole batch's normalisation, so the chunks' gradients add up to the batch's.
+ * Consecutive chunks, each within both limits (a single datum larger than maxBytes travels alone:
+ * the server, not the client, decides whether it is too large).
  */
-export function chunkDatums(
-  input: TinkerForwardBackwardInput,
-  limits: ChunkLimits,
-): TinkerForwardBackwardInput[] {
-  if (!(Number.isInteger(limits.maxDatums) && limits.maxDatums >= 1))
-    throw new TinkerDatumError(`maxDatums must be a positive integer, got ${limits.maxDatums}`);
-  const maxTokens = limits.maxTokens ?? Number.POSITIVE_INFINITY;
-  const chunks: TinkerDatum[][] = [];
-  let cur: TinkerDatum[] = [];
-  let tokens = 0;
-  for (const d of input.data) {
-    const len = d.model_input.chunks[0].tokens.length;
-    if (cur.length > 0 && (cur.length >= limits.maxDatums || tokens + len > maxTokens)) {
-      chunks.push(cur);
-      cur = [];
-      tokens = 0;
+export function chunkDatums(data: readonly WireDatum[], limits: ChunkLimits): WireDatum[][] {
+  const chunks: WireDatum[][] = [];
+  let current: WireDatum[] = [];
+  let bytes = 0;
+  for (const d of data) {
+    const size = estimateDatumBytes(d);
+    if (current.length > 0 && (current.length >= limits.maxDatums || bytes + size > limits.maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
     }
-    cur.push(d);
-    tokens += len;
+    current.push(d);
+    bytes += size;
   }
-  if (cur.length > 0) chunks.push(cur);
-  return chunks.map((data) => ({ ...input, data }));
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+// ---- merging chunk results -------------------------------------------------------------------
+
+/**
+ * One result from the chunks' results, in order: outputs concatenated; metrics reduced by the
+ * suffix of their key (`:sum` adds, `:mean` weights by datum count, `:min`/`:max`). A key with
+ * another suffix, or missing from some chunk, is dropped, as the SDK drops it.
+ */
+export function mergeForwardBackwardOutputs(
+  results: readonly ForwardBackwardOutput[],
+): ForwardBackwardOutput {
+  if (results.length === 0) return { loss_fn_output_type: '', loss_fn_outputs: [], metrics: {} };
+  if (results.length === 1) return results[0]!;
+  const metrics: Record<string, number> = {};
+  const counts = results.map((r) => r.loss_fn_outputs.length);
+  for (const key of Object.keys(results[0]!.metrics)) {
+    if (!results.every((r) => key in r.metrics)) continue;
+    const values = results.map((r) => r.metrics[key]!);
+    const reduction = key.slice(key.lastIndexOf(':') + 1);
+    if (reduction === 'sum') metrics[key] = values.reduce((a, b) => a + b, 0);
+    else if (reduction === 'min') metrics[key] = Math.min(...values);
+    else if (reduction === 'max') metrics[key] = Math.max(...values);
+    else if (reduction === 'mean') {
+      const total = counts.reduce((a, b) => a + b, 0);
+      metrics[key] =
+        total > 0
+          ? values.reduce((s, v, i) => s + v * counts[i]!, 0) / total
+          : values.reduce((a, b) => a + b, 0) / values.length;
+    }
+  }
+  return {
+    loss_fn_output_type: results[0]!.loss_fn_output_type,
+    loss_fn_outputs: results.flatMap((r) => r.loss_fn_outputs),
+    metrics,
+  };
 }

@@ -12,7 +12,7 @@ import type {
   SupervisedDatum,
   TrainingDatum,
 } from '../learner.js';
-import { type BaseLogprobs, TinkerDatumError } from './datums.js';
+import { type BaseLogprobs, TinkerDatumError } from './seal-datums.js';
 
 /** datum i's returned target logprobs, checked against its tokens */
 function targetLogprobs(

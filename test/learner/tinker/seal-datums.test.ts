@@ -29,7 +29,7 @@ import {
   supervisedDatums,
   TinkerDatumError,
   trainedTokens,
-} from '../../../src/learner/tinker/datums.js';
+} from '../../../src/learner/tinker/seal-datums.js';
 import { crossEntropyStats, policyStats } from '../../../src/learner/tinker/stats.js';
 import { loadCheckpoint } from '../../../src/policy/embedded/checkpoint.js';
 import type { Gpt } from '../../../src/policy/embedded/model.js';

@@ -1,0 +1,86 @@
+/**
+ * `seal eval --policy tinker`: the strict evaluation of a base model or a trained checkpoint through
+ * a Tinker sampling session. `--model` is a base model name, a `tinker://.../sampler_weights/...`
+ * path, or a checkpoint directory of `seal train --learner tinker` (its `tinker.json` names both).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ToolCallFormat } from '../agent/format.js';
+import type { EvalConfig as EvalFlags } from '../eval/config.js';
+import { TinkerClient } from '../learner/tinker/client.js';
+import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
+import type { Policy } from '../policy/policy.js';
+import { TinkerPolicy } from '../policy/tinker.js';
+import { HfRenderer } from '../render/hf-renderer.js';
+import { locateTokenizer } from '../render/locate.js';
+import { UsageError } from '../util/errors.js';
+
+/** what to sample from, and the base model whose tokenizer renders for it */
+function sourceOf(flags: EvalFlags): {
+  sampler: { baseModel: string } | { modelPath: string };
+  base?: string;
+} {
+  const model = flags.model;
+  if (!model)
+    throw new UsageError(
+      'give --model: a base model (e.g. Qwen/Qwen3-8B), a tinker:// sampler path, or a seal train --learner tinker checkpoint folder',
+    );
+  if (existsSync(join(model, TINKER_CHECKPOINT_FILE))) {
+    const saved = readTinkerCheckpoint(model);
+    return { sampler: { modelPath: saved.sampler }, base: saved.baseModel };
+  }
+  if (model.startsWith('tinker://')) {
+    if (!model.includes('/sampler_weights/'))
+      throw new UsageError(
+        `${model} is not sampler weights; give the tinker://.../sampler_weights/... path (tinker.json's "sampler")`,
+      );
+    return { sampler: { modelPath: model }, ...(flags.baseModel ? { base: flags.baseModel } : {}) };
+  }
+  return { sampler: { baseModel: model }, base: model };
+}
+
+export async function tinkerEvalPolicy(
+  flags: EvalFlags,
+  concurrency: number,
+): Promise<{
+  policy: Policy;
+  model: string;
+  baseUrl: string;
+  format: ToolCallFormat;
+  close: () => Promise<void>;
+}> {
+  const format = flags.format ?? 'hermes';
+  if (format === 'compact')
+    throw new UsageError(
+      "compact is the embedded policy's format; use --format hermes or native with --policy tinker",
+    );
+  if (flags.extraBody) throw new UsageError('--extra-body is for an OpenAI-compatible server');
+  const source = sourceOf(flags);
+  if (source.base === undefined && flags.tokenizer === undefined)
+    throw new UsageError(
+      'a tinker:// path does not name its base model: give --base-model NAME (its tokenizer is looked up) or --tokenizer DIR',
+    );
+  const renderer = HfRenderer.load(locateTokenizer({ tokenizer: flags.tokenizer, baseModel: source.base }));
+  const client = await TinkerClient.connect({ ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}) });
+  try {
+    const sampler = await client.createSamplingClient(source.sampler);
+    const name = 'modelPath' in source.sampler ? source.sampler.modelPath : source.sampler.baseModel;
+    const policy = new TinkerPolicy(sampler, renderer, {
+      name,
+      maxInFlight: concurrency,
+      ...(flags.thinking === 'on' || flags.thinking === 'off'
+        ? { enableThinking: flags.thinking === 'on' }
+        : {}),
+    });
+    return {
+      policy,
+      model: name,
+      baseUrl: client.baseUrl,
+      format,
+      close: async () => client.close(),
+    };
+  } catch (e) {
+    client.close();
+    throw e;
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * The learner contract on a Tinker service: the loop's token-level data become Tinker datums
+ * (seal-datums.ts: every normalisation folded in, since Tinker's losses are sums), `forward_backward`
+ * with `ppo` at the method's clip (the client splits a batch into chunks within the server's
+ * limits), `optim_step` (Adam), and a sampler on the new weights through an ephemeral
+ * `save_weights_for_sampler`. The KL to the base model, which Tinker does not compute, comes from a
+ * base-model sampling session's prompt logprobs (one prefill per training sequence) folded into the
+ * advantages; with klCoef 0 no base session is opened.
+ *
+ * `save(dir)` writes the training state and the sampler weights on the service and records their
+ * `tinker://` paths in `dir/tinker.json`; `TinkerLearner.open(..., resumeFrom)` continues from them
+ * on a new model whose first request is `load_weights` (weights and optimiser state).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { TinkerPolicy } from '../../policy/tinker.js';
+import type { Renderer, RenderMessage } from '../../render/renderer.js';
+import { writeJsonAtomic } from '../../util/files.js';
+import type {
+  AdamParams,
+  ChatText,
+  CrossEntropyLoss,
+  CrossEntropyResult,
+  ForwardBackwardResult,
+  Learner,
+  OptimStepResult,
+  PpoLoss,
+  SamplingPolicy,
+  SupervisedDatum,
+  TrainingDatum,
+} from '../learner.js';
+import type { SamplingClient, TinkerClient, TrainingClient } from './client.js';
+import type { LossSpec, TinkerDatum } from './datums.js';
+import {
+  type BaseLogprobs,
+  checkTinkerPpoLoss,
+  policyDatums,
+  supervisedDatums,
+  type TinkerForwardBackwardInput,
+  type TinkerDatum as TinkerJsonDatum,
+} from './seal-datums.js';
+import { crossEntropyStats, policyStats } from './stats.js';
+
+/** `tinker.json` in a checkpoint directory */
+export interface TinkerCheckpoint {
+  readonly format: 'seal-tinker-checkpoint';
+  readonly baseModel: string;
+  readonly loraRank: number;
+  /** the model the paths were saved from */
+  readonly modelId: string;
+  /** optimiser steps taken */
+  readonly version: number;
+  /** training state (weights and optimiser): what `load_weights` takes */
+  readonly state: string;
+  /** sampler weights: what `seal eval --policy tinker --model` takes */
+  readonly sampler: string;
+}
+
+export const TINKER_CHECKPOINT_FILE = 'tinker.json';
+
+export function readTinkerCheckpoint(dir: string): TinkerCheckpoint {
+  const path = join(dir, TINKER_CHECKPOINT_FILE);
+  if (!existsSync(path))
+    throw new Error(`${dir} holds no ${TINKER_CHECKPOINT_FILE}: it is not a checkpoint of a Tinker run`);
+  const v = JSON.parse(readFileSync(path, 'utf8')) as TinkerCheckpoint;
+  if (v.format !== 'seal-tinker-checkpoint' || !v.state?.startsWith('tinker://'))
+    throw new Error(`${path} is not a seal Tinker checkpoint record`);
+  return v;
+}
+
+export interface TinkerLearnerOptions {
+  readonly client: TinkerClient;
+  readonly renderer: Renderer;
+  readonly baseModel: string;
+  readonly loraRank: number;
+  readonly seed?: number;
+  /** open a base-model sampling session for the KL term (klCoef > 0) */
+  readonly klToBase: boolean;
+  /** sampling requests in flight at once per sampler */
+  readonly maxInFlight?: number;
+  readonly enableThinking?: boolean;
+  /** saved checkpoints live this long on the service (default: the service's own) */
+  readonly ttlSeconds?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** a seal-datums datum in the wire client's form */
+function wireDatum(d: TinkerJsonDatum): TinkerDatum {
+  const f = d.loss_fn_inputs;
+  return {
+    modelInput: d.model_input.chunks[0].tokens,
+    lossFnInputs: {
+      target_tokens: f.target_tokens.data,
+      ...(f.weights ? { weights: f.weights.data } : {}),
+      ...(f.logprobs ? { logprobs: f.logprobs.data } : {}),
+      ...(f.advantages ? { advantages: f.advantages.data } : {}),
+    },
+  };
+}
+
+function wireInput(input: TinkerForwardBackwardInput): { data: TinkerDatum[]; loss: LossSpec } {
+  return {
+    data: input.data.map(wireDatum),
+    loss: {
+      fn: input.loss_fn,
+      ...(input.loss_fn_config ? { config: { ...input.loss_fn_config } } : {}),
+    },
+  };
+}
+
+/** `f` over `xs` with at most `limit` in flight, results in order */
+async function mapLimited<T, R>(xs: readonly T[], limit: number, f: (x: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(xs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < xs.length) {
+      const i = next++;
+      out[i] = await f(xs[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, xs.length) }, worker));
+  return out;
+}
+
+export class TinkerLearner implements Learner {
+  private steps: number;
+  private base: SamplingClient | undefined;
+  /** prefill tokens spent on the KL term's base logprobs, over the learner's life */
+  baseTokens = 0;
+
+  private constructor(
+    private readonly training: TrainingClient,
+    private readonly opts: TinkerLearnerOptions,
+    version: number,
+  ) {
+    this.steps = version;
+  }
+
+  /** a new LoRA model on the base, or (resumeFrom: a checkpoint dir) one that continues a saved state */
+  static async open(opts: TinkerLearnerOptions, resumeFrom?: string): Promise<TinkerLearner> {
+    const saved = resumeFrom ? readTinkerCheckpoint(resumeFrom) : undefined;
+    if (saved && (saved.baseModel !== opts.baseModel || saved.loraRank !== opts.loraRank))
+      throw new Error(
+        `${resumeFrom} was saved from ${saved.baseModel} (LoRA rank ${saved.loraRank}), not ${opts.baseModel} (rank ${opts.loraRank})`,
+      );
+    const training = await opts.client.createTrainingClient({
+      baseModel: opts.baseModel,
+      loraRank: opts.loraRank,
+      ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+      ...(saved ? { loadFrom: { path: saved.state, optimizer: true } } : {}),
+    });
+    const learner = new TinkerLearner(training, opts, saved?.version ?? 0);
+    if (opts.klToBase) learner.base = await opts.client.createSamplingClient({ baseModel: opts.baseModel });
+    return learner;
+  }
+
+  get version(): number {
+    return this.steps;
+  }
+
+  get modelId(): string {
+    return this.training.modelId;
+  }
+
+  /** the base model's logprob of every token of every datum (one prefill each) */
+  private async baseLogprobs(data: readonly TrainingDatum[]): Promise<BaseLogprobs> {
+    const base = this.base;
+    if (!base) throw new Error('the KL term needs the base-model sampling session (klToBase)');
+    const tokens = data.reduce((s, d) => s + d.tokens.length, 0);
+    this.baseTokens += tokens;
+    this.opts.log?.(
+      `KL to the base: ${tokens} prefill tokens over ${data.length} sequences on ${this.opts.baseModel}`,
+    );
+    return mapLimited(data, this.opts.maxInFlight ?? 64, (d) => base.computeLogprobs(d.tokens));
+  }
+
+  async forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
+    checkTinkerPpoLoss(loss, this.base !== undefined);
+    const base = loss.klCoef > 0 ? await this.baseLogprobs(data) : undefined;
+    const { data: wire, loss: spec } = wireInput(policyDatums(data, loss, base ? { base } : {}));
+    const result = await this.training.forwardBackward(wire, spec);
+    return policyStats(data, result.logprobs, loss, base);
+  }
+
+  async forwardBackwardCrossEntropy(
+    data: readonly SupervisedDatum[],
+    loss: CrossEntropyLoss,
+  ): Promise<CrossEntropyResult> {
+    const { data: wire, loss: spec } = wireInput(supervisedDatums(data, loss));
+    const result = await this.training.forwardBackward(wire, spec);
+    return crossEntropyStats(data, result.logprobs);
+  }
+
+  /**
+   * The chat in the model's template, each assistant message's tokens the targets: the tokens that
+   * rendering the chat up to that message adds to the generation prompt before it. A template that
+   * rewrites earlier turns gives no targets for them (nothing is re-tokenised).
+   */
+  renderSupervised(chat: readonly ChatText[]): SupervisedDatum[] {
+    const r = this.opts.renderer;
+    const render = (messages: readonly ChatText[], gen: boolean) =>
+      r.render({ messages: messages as readonly RenderMessage[], addGenerationPrompt: gen }).tokens;
+    const tokens = render(chat, false);
+    const weights = new Array<number>(tokens.length).fill(0);
+    const prefixOf = (ids: readonly number[]) => ids.every((id, i) => tokens[i] === id);
+    chat.forEach((m, i) => {
+      if (m.role !== 'assistant') return;
+      const before = render(chat.slice(0, i), true);
+      const upTo = render(chat.slice(0, i + 1), false);
+      if (!prefixOf(before) || !prefixOf(upTo)) return;
+      for (let t = Math.max(1, before.length); t < upTo.length; t++) weights[t] = 1;
+    });
+    return [{ tokens, weights }];
+  }
+
+  async optimStep(adam: AdamParams): Promise<OptimStepResult> {
+    const res = await this.training.optimStep({
+      learningRate: adam.lr,
+      ...(adam.beta1 !== undefined ? { beta1: adam.beta1 } : {}),
+      ...(adam.beta2 !== undefined ? { beta2: adam.beta2 } : {}),
+      ...(adam.eps !== undefined ? { eps: adam.eps } : {}),
+      ...(adam.weightDecay !== undefined ? { weightDecay: adam.weightDecay } : {}),
+      ...(adam.maxGradNorm !== undefined ? { gradClipNorm: adam.maxGradNorm } : {}),
+    });
+    this.steps++;
+    // the services name no gradient norm in a fixed place; 0 when none is reported
+    const norm = Object.entries(res.metrics).find(([k]) => /grad.?norm/i.test(k))?.[1];
+    return { gradNorm: typeof norm === 'number' ? norm : 0, step: this.steps };
+  }
+
+  async samplingPolicy(): Promise<SamplingPolicy> {
+    const sampler = await this.training.samplingClient();
+    return new TinkerPolicy(sampler, this.opts.renderer, {
+      name: `tinker:${this.opts.baseModel}@${this.training.modelId}/v${this.steps}`,
+      ...(this.opts.maxInFlight !== undefined ? { maxInFlight: this.opts.maxInFlight } : {}),
+      ...(this.opts.enableThinking !== undefined ? { enableThinking: this.opts.enableThinking } : {}),
+    });
+  }
+
+  async save(dir: string): Promise<void> {
+    mkdirSync(dir, { recursive: true });
+    // unique per model too, in case a server keeps names in one namespace (a taken name is a 409)
+    const model = createHash('sha256').update(this.training.modelId).digest('hex').slice(0, 8);
+    const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${this.steps}-${model}`;
+    const ttl = this.opts.ttlSeconds !== undefined ? { ttlSeconds: this.opts.ttlSeconds } : {};
+    const state = await this.training.saveWeights(name, ttl);
+    const sampler = await this.training.saveWeightsForSampler(name, ttl);
+    const record: TinkerCheckpoint = {
+      format: 'seal-tinker-checkpoint',
+      baseModel: this.opts.baseModel,
+      loraRank: this.opts.loraRank,
+      modelId: this.training.modelId,
+      version: this.steps,
+      state,
+      sampler,
+    };
+    writeJsonAtomic(join(dir, TINKER_CHECKPOINT_FILE), record);
+  }
+
+  async close(): Promise<void> {
+    this.opts.client.close();
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * A policy that samples through a Tinker sampling session: the chat (and, for native tool calling,
+ * its tools) rendered by the model's own chat template into token ids, one `asample` per request,
+ * the sampled ids decoded by the same tokenizer. It returns the prompt ids, the sampled ids and
+ * their logprobs, so a trainer trains on exactly the tokens the sampler saw and wrote.
+ *
+ * Tool calls: with request `tools` the policy behaves like a native tool-calling server: the
+ * template renders the tools, and Qwen-style `<tool_call>{json}</tool_call>` blocks in the text
+ * become structured calls (a block that does not parse stays in the text, so the turn ends in a
+ * text answer). Without `tools` (the hermes format: tools in the system prompt as text), the text
+ * is returned whole and the hermes decoder of the rollout parses it, with its parse errors.
+ */
+import type { SamplingClient } from '../learner/tinker/client.js';
+import type { Renderer, RenderMessage } from '../render/renderer.js';
+import type { Completion, CompletionRequest, NativeToolCall, Policy } from './policy.js';
+
+export interface TinkerPolicyOptions {
+  /** a name for records (the base model or the tinker:// path) */
+  readonly name: string;
+  /** asample requests in flight at once; later ones wait (backpressure). Default 64 */
+  readonly maxInFlight?: number;
+  /** completion length when a request names none */
+  readonly defaultMaxTokens?: number;
+  /** Qwen3's thinking switch, passed to the template when set */
+  readonly enableThinking?: boolean;
+  /** frees what the sampler holds (called once by close) */
+  readonly onClose?: () => Promise<void> | void;
+}
+
+/** A counting semaphore: at most `limit` holders at once, the rest wait in order. */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(limit: number) {
+    this.free = limit;
+  }
+  async run<T>(f: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((r) => this.waiting.push(r));
+    try {
+      return await f();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
+
+const TOOL_CALL_BLOCK = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g;
+
+/**
+ * Qwen's tool-call blocks in `text` as native calls, and the text left without them; a block whose
+ * JSON is not an object with a string `name` is left in the text and yields no call.
+ */
+export function nativeCallsOf(text: string): { text: string; calls: NativeToolCall[] } {
+  const calls: NativeToolCall[] = [];
+  const rest = text.replace(TOOL_CALL_BLOCK, (whole, body: string) => {
+    let v: unknown;
+    try {
+      v = JSON.parse(body);
+    } catch {
+      return whole;
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return whole;
+    const o = v as { name?: unknown; arguments?: unknown; parameters?: unknown };
+    if (typeof o.name !== 'string' || o.name === '') return whole;
+    const args = o.arguments ?? o.parameters ?? {};
+    calls.push({
+      id: `call_${calls.length}`,
+      type: 'function',
+      function: { name: o.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+    });
+    return '';
+  });
+  return { text: calls.length > 0 ? rest.trim() : text, calls };
+}
+
+/** the chat as the template reads it: native calls' arguments as objects, as Qwen's template prints them */
+function renderMessages(request: CompletionRequest): RenderMessage[] {
+  return request.messages.map((m): RenderMessage => {
+    if (m.role !== 'assistant') return m as RenderMessage;
+    // null content (a call-only turn) as '': Python templates test `content is string`, which the
+    // JavaScript template engine cannot do on null
+    if (!m.tool_calls?.length) return { role: 'assistant', content: m.content ?? '' };
+    return {
+      role: 'assistant',
+      content: m.content ?? '',
+      tool_calls: m.tool_calls.map((c) => {
+        let args: unknown;
+        try {
+          args = JSON.parse(c.function.arguments);
+        } catch {
+          args = c.function.arguments;
+        }
+        return {
+          id: c.id,
+          type: 'function',
+          function: { name: c.function.name, arguments: args as Record<string, never> },
+        };
+      }),
+    };
+  });
+}
+
+/** a request's prompt ids: the chat and its tools in the model's template, with the generation prompt */
+export function promptIdsOf(
+  renderer: Renderer,
+  request: CompletionRequest,
+  enableThinking?: boolean,
+): readonly number[] {
+  return renderer.render({
+    messages: renderMessages(request),
+    tools: request.tools && request.tools.length > 0 ? request.tools : null,
+    addGenerationPrompt: true,
+    ...(enableThinking !== undefined ? { enableThinking } : {}),
+  }).tokens;
+}
+
+export class TinkerPolicy implements Policy {
+  readonly name: string;
+  private readonly slots: Slots;
+  private closed = false;
+
+  constructor(
+    private readonly sampler: SamplingClient,
+    readonly renderer: Renderer,
+    private readonly opts: TinkerPolicyOptions,
+  ) {
+    this.name = opts.name;
+    this.slots = new Slots(opts.maxInFlight ?? 64);
+  }
+
+  /** the prompt ids of a request: what `complete` sends */
+  promptIds(request: CompletionRequest): readonly number[] {
+    return promptIdsOf(this.renderer, request, this.opts.enableThinking);
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    if (this.closed) throw new Error(`${this.name}: the sampler was closed`);
+    const t0 = performance.now();
+    const prompt = this.promptIds(request);
+    const maxTokens = request.maxTokens ?? this.opts.defaultMaxTokens ?? 512;
+    const res = await this.slots.run(() =>
+      this.sampler.sample(prompt, {
+        maxTokens,
+        temperature: request.temperature ?? 1,
+        ...(request.topP !== undefined ? { topP: request.topP } : {}),
+        ...(request.seed !== undefined ? { seed: request.seed } : {}),
+        // stop on the template's end-of-turn ids; text stops would cut inside a token
+        stop: [...this.renderer.stopTokens],
+        ...(signal ? { signal } : {}),
+      }),
+    );
+    const seq = res.sequences[0];
+    if (!seq) throw new Error(`${this.name}: asample answered no sequence`);
+    if (!seq.logprobs || seq.logprobs.length !== seq.tokens.length)
+      throw new Error(`${this.name}: asample answered ${seq.tokens.length} tokens without their logprobs`);
+    const raw = this.renderer.completionText(seq.tokens);
+    const native = request.tools && request.tools.length > 0 ? nativeCallsOf(raw) : undefined;
+    return {
+      text: native ? native.text : raw,
+      ...(native && native.calls.length > 0 ? { toolCalls: native.calls } : {}),
+      finishReason: seq.stopReason,
+      promptTokenIds: prompt,
+      tokenIds: seq.tokens,
+      logprobs: seq.logprobs,
+      usage: { promptTokens: prompt.length, completionTokens: seq.tokens.length },
+      latencyMs: performance.now() - t0,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.opts.onClose?.();
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * `seal train --learner tinker`: the renderer of the base model, the connection to the service,
+ * the learner, the run record's learner entry, and `--dry-run` (what one round would send and its
+ * token count, from the renderer alone: no key, no network).
+ */
+import { createHash } from 'node:crypto';
+import { basename, resolve } from 'node:path';
+import { formatAdapter } from '../agent/formats/index.js';
+import { rollout } from '../agent/rollout.js';
+import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { TinkerClient } from '../learner/tinker/client.js';
+import { TinkerLearner } from '../learner/tinker/learner.js';
+import type { CompletionRequest, Policy } from '../policy/policy.js';
+import { promptIdsOf } from '../policy/tinker.js';
+import { HfRenderer } from '../render/hf-renderer.js';
+import { locateTokenizer } from '../render/locate.js';
+import { trainingContext } from '../seal/interface.js';
+import type { TrainConfig } from './config.js';
+import { toolFormat } from './config.js';
+import { initialTrainState, methodSwitches } from './loop.js';
+import type { TinkerLearnerRecord } from './record.js';
+import { roundTasks } from './tasks.js';
+
+/** the base model's renderer: `--tokenizer DIR`, else the local Hugging Face cache */
+export function tinkerRenderer(c: TrainConfig): HfRenderer {
+  return HfRenderer.load(locateTokenizer({ tokenizer: c.tokenizer, baseModel: c.baseModel }));
+}
+
+function rendererSha(r: HfRenderer): string {
+  return createHash('sha256')
+    .update(JSON.stringify(r.files.tokenizer))
+    .update(r.files.chatTemplate ?? String(r.files.config.chat_template ?? ''))
+    .digest('hex');
+}
+
+/** the template's enable_thinking, when the config sets it (runs recorded before the key: unset) */
+export function thinkingOf(c: Pick<TrainConfig, 'thinking'>): { enableThinking?: boolean } {
+  return c.thinking === 'on'
+    ? { enableThinking: true }
+    : c.thinking === 'off'
+      ? { enableThinking: false }
+      : {};
+}
+
+export function klChoice(c: TrainConfig): TinkerLearnerRecord['kl'] {
+  return c.klCoef > 0
+    ? {
+        on: true,
+        reason: `klCoef ${c.klCoef}: base logprobs from a ${c.baseModel} sampling session, one prefill per training sequence`,
+      }
+    : { on: false, reason: 'klCoef 0: no KL term, no base-model session' };
+}
+
+export async function openTinker(
+  c: TrainConfig,
+  log: (line: string) => void,
+  resumeFrom?: string,
+): Promise<{ learner: TinkerLearner; record: TinkerLearnerRecord }> {
+  const renderer = tinkerRenderer(c);
+  const client = await TinkerClient.connect({
+    ...(c.baseUrl !== undefined ? { baseUrl: c.baseUrl } : {}),
+    wire: c.wire,
+    onWarning: (m) => log(`tinker: ${m}`),
+  });
+  try {
+    const kl = klChoice(c);
+    const learner = await TinkerLearner.open(
+      {
+        client,
+        renderer,
+        baseModel: c.baseModel!,
+        loraRank: c.loraRank,
+        seed: c.seed,
+        klToBase: kl.on,
+        maxInFlight: c.maxInFlight,
+        ...thinkingOf(c),
+        log,
+      },
+      resumeFrom,
+    );
+    log(
+      `tinker: model ${learner.modelId} (LoRA rank ${c.loraRank} on ${c.baseModel}) at ${client.baseUrl}, ${resumeFrom ? `continuing from ${resumeFrom}` : 'new'}; KL ${kl.reason}`,
+    );
+    return {
+      learner,
+      record: {
+        kind: 'tinker',
+        service: client.baseUrl,
+        baseModel: c.baseModel!,
+        loraRank: c.loraRank,
+        wire: { asked: c.wire, used: client.wire },
+        tokenizer: { name: basename(resolve(renderer.name)), sha256: rendererSha(renderer) },
+        format: toolFormat(c),
+        kl,
+      },
+    };
+  } catch (e) {
+    client.close();
+    throw e;
+  }
+}
+
+class FirstRequest extends Error {
+  constructor(readonly request: CompletionRequest) {
+    super('first request taken');
+  }
+}
+
+/**
+ * The prompt ids of a task's first step in round 1, exactly as a rollout would send them (the
+ * environment's first observation, the method's starting interface): a rollout whose policy stops
+ * it at its first request.
+ */
+async function firstPrompt(
+  c: TrainConfig,
+  data: BfclData,
+  task: BfclTask,
+  renderer: HfRenderer,
+): Promise<readonly number[]> {
+  const taker: Policy = {
+    name: 'dry-run',
+    complete: async (request) => {
+      throw new FirstRequest(request);
+    },
+  };
+  const iface = methodSwitches(c.method).interface ? initialTrainState(c).interface : undefined;
+  try {
+    await rollout(task, data, taker, {
+      format: formatAdapter(toolFormat(c)),
+      sampling: { temperature: c.temperature, maxTokens: c.maxTokens },
+      ...(iface ? { trainingInterface: { ctx: trainingContext('seal train --dry-run'), state: iface } } : {}),
+    });
+  } catch (e) {
+    if (!(e instanceof FirstRequest)) throw e;
+    return promptIdsOf(renderer, e.request, thinkingOf(c).enableThinking);
+  }
+  throw new Error(`task ${task.id} made no request`);
+}
+
+/** one round's requests and tokens, as far as they are known before sampling */
+export interface RoundPlan {
+  readonly lines: readonly string[];
+  readonly promptTokens: number;
+  readonly maxSampledTokens: number;
+}
+
+/**
+ * What round 1 would send: its tasks' first prompts rendered as the sampler would see them (the
+ * round's interface at its start), and an upper bound on what is sampled and trained. Turns after
+ * the first grow the prompt with tool results the environment writes, so the count is a floor for
+ * the prompts and a ceiling for the samples (every step at maxTokens).
+ */
+export async function planRound(c: TrainConfig, data: BfclData): Promise<RoundPlan> {
+  const renderer = tinkerRenderer(c);
+  const trainTasks = data.split.train.map((id) => data.byId.get(id)!).filter(Boolean);
+  const tasks = roundTasks(trainTasks, c.seed, 1, c.tasksPerRound);
+  let promptTokens = 0;
+  let maxSampled = 0;
+  const perTask: string[] = [];
+  for (const task of tasks) {
+    const ids = await firstPrompt(c, data, task, renderer);
+    const turns = task.question.length;
+    promptTokens += ids.length * c.groupSize;
+    maxSampled += turns * c.maxSteps * c.maxTokens * c.groupSize;
+    perTask.push(`  ${task.id}: first prompt ${ids.length} tokens, ${turns} turn(s)`);
+  }
+  const rollouts = tasks.length * c.groupSize;
+  const lines = [
+    `dry run: one round of --learner tinker on ${c.baseModel} (LoRA rank ${c.loraRank}), nothing sent`,
+    `requests, in order:`,
+    `  create_model (first round) or load_weights (resume), then save_weights_for_sampler (ephemeral sampler)`,
+    `  asample x >= ${(rollouts * tasks.reduce((s, t) => s + t.question.length, 0)) / Math.max(1, tasks.length)} (${rollouts} rollouts of ${tasks.length} tasks x G ${c.groupSize}, one per step; at most ${c.maxSteps} steps per turn; ${c.maxInFlight} in flight)`,
+    ...(c.klCoef > 0
+      ? [`  asample with prompt_logprobs x one per training sequence (KL to the base, klCoef ${c.klCoef})`]
+      : []),
+    `  forward_backward (ppo, clip ${1 - c.clipEps}..${1 + c.clipEps}) in chunks within the server's limits, x ${c.passes} pass(es)`,
+    `  optim_step (Adam, lr ${c.lr}) x ${c.passes}`,
+    `  save_weights + save_weights_for_sampler (the round's checkpoint)`,
+    ...(c.validateEvery === 1 && c.validationTasks > 0
+      ? [`  asample for validation: ${c.validationTasks} tasks, greedy`]
+      : []),
+    `tasks of round 1:`,
+    ...perTask,
+    `tokens: first prompts ${promptTokens} (G x each task's first prompt; later steps re-send the growing chat, a prefix the service may cache)`,
+    `        sampled at most ${maxSampled} (every step at maxTokens ${c.maxTokens})`,
+    `        trained (forward_backward) at most ${promptTokens + maxSampled} read${c.klCoef > 0 ? `, and as many again prefilled on the base for the KL` : ''}`,
+  ];
+  return { lines, promptTokens, maxSampledTokens: maxSampled };
+}

@@ -1,0 +1,185 @@
+/**
+ * TinkerLearner and TinkerPolicy in process against the Tinker test server on loopback, with the
+ * oracle model (mini ground truth in Qwen's tool-call JSON, the Qwen3 tokenizer): rollouts in the
+ * hermes and the native format succeed and pack into one training sequence each (every next prompt
+ * extends the last prompt and completion, token for token); a training step sends ppo datums whose
+ * advantages are 0 off the sampled tokens; save records tinker:// paths that a new learner loads as
+ * its first request. Also the config rules of `--learner tinker` and the paper's config file.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatAdapter } from '../../../src/agent/formats/index.js';
+import { rollout } from '../../../src/agent/rollout.js';
+import { loadMiniSuite } from '../../../src/envs/mini/index.js';
+import { TinkerClient } from '../../../src/learner/tinker/client.js';
+import { TinkerLearner } from '../../../src/learner/tinker/learner.js';
+import { nativeCallsOf } from '../../../src/policy/tinker.js';
+import { resolveConfig, toolFormat } from '../../../src/train/config.js';
+import { RolloutSampler } from '../../../src/train/sampler.js';
+import { packSteps } from '../../../src/train/sequences.js';
+import { qwen3Renderer } from '../../support/render.js';
+import { oracleModel } from '../../support/tinker-oracle.js';
+import { fastOptions, startTinkerServer, type TinkerTestServer } from '../../support/tinker-server.js';
+
+const data = loadMiniSuite();
+const renderer = qwen3Renderer();
+let server: TinkerTestServer;
+let skyrl: TinkerTestServer;
+
+async function learner(resumeFrom?: string, on = server): Promise<TinkerLearner> {
+  const client = await TinkerClient.connect(fastOptions(on.url));
+  return TinkerLearner.open(
+    { client, renderer, baseModel: 'Qwen/Qwen3-8B', loraRank: 4, klToBase: true, seed: 3 },
+    resumeFrom,
+  );
+}
+
+describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    server = await startTinkerServer({ model: oracleModel(data, renderer) });
+    skyrl = await startTinkerServer({ flavour: 'skyrl', model: oracleModel(data, renderer) });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await skyrl?.close();
+  });
+
+  for (const [format, flavour] of [
+    ['hermes', 'hosted'],
+    ['native', 'hosted'],
+    ['hermes', 'skyrl'],
+  ] as const) {
+    it(`${format} on a ${flavour}-like server: rollouts succeed, each one training sequence; a ppo step and a save/load`, async () => {
+      const on = flavour === 'skyrl' ? skyrl : server;
+      const l = await learner(undefined, on);
+      const policy = await l.samplingPolicy();
+      // the shortest base task: the oracle fails a share of its turns, so fewer turns succeed more often
+      const task = data.tasks
+        .filter((t) => t.category === 'base')
+        .reduce((a, b) => (b.question.length < a.question.length ? b : a));
+      const played = await Promise.all(
+        [0, 1, 2, 3, 4, 5, 6, 7].map(async (i) => {
+          const rs = new RolloutSampler(policy, 100 + i);
+          const t = await rollout(task, data, rs, {
+            format: formatAdapter(format),
+            sampling: { temperature: 1, maxTokens: 256 },
+            maxStepsPerTurn: 2,
+          });
+          return { t, steps: rs.steps };
+        }),
+      );
+      expect(played.some((p) => p.t.reward === 1)).toBe(true);
+      for (const p of played) {
+        expect(p.t.turns.flatMap((x) => x.steps).filter((s) => s.parseError).length).toBe(0);
+        // every step's prompt extends the one before: the rollout is one sequence
+        const packed = packSteps(
+          p.steps,
+          p.steps.map(() => 1),
+        );
+        expect(packed.length).toBe(1);
+      }
+      const datums = played.flatMap((p, i) =>
+        packSteps(
+          p.steps,
+          p.steps.map(() => (i % 2 === 0 ? 1 : -1)),
+        ),
+      );
+      const fb = await l.forwardBackward(datums, { clipEps: 0.2, klCoef: 0.001, temperature: 1 });
+      expect(fb.tokens).toBe(datums.reduce((s, d) => s + d.weights.filter((w) => w > 0).length, 0));
+      // sampler and trainer agree on the weights the samples came from
+      expect(fb.meanRatio).toBeCloseTo(1, 5);
+      expect(fb.kl).toBe(0);
+      const step = await l.optimStep({ lr: 1e-5 });
+      expect(step.step).toBe(1);
+      expect(l.version).toBe(1);
+      const dir = join(mkdtempSync(join(tmpdir(), 'seal-tinker-ckpt-')), 'round-0001');
+      await l.save(dir);
+      const saved = JSON.parse(readFileSync(join(dir, 'tinker.json'), 'utf8'));
+      expect(saved.state).toMatch(/^tinker:\/\//);
+      await policy.close();
+      await l.close();
+      const again = await learner(dir, on);
+      expect(again.version).toBe(1);
+      expect(on.models.get(again.modelId)!.ran[0]).toMatchObject({ seqId: 1, route: 'load_weights' });
+      expect(on.models.get(again.modelId)!.step).toBe(1);
+      await again.close();
+    });
+  }
+
+  it("a pass's statistics come from the trainer's logprobs of exactly the trained targets", async () => {
+    const l = await learner();
+    const fb = await l.forwardBackward(
+      [
+        {
+          tokens: [1, 2, 3, 4],
+          weights: [0, 0, 1, 1],
+          samplingLogprobs: [0, 0, -1, -2],
+          advantages: [0, 0, 2, 2],
+        },
+      ],
+      { clipEps: 0.2, klCoef: 0, temperature: 1 },
+    );
+    // the oracle's logprob of a token after another, at the base weights
+    const lp = (prev: number, tok: number) => -(0.05 + ((prev * 31 + tok * 17) % 97) / 40);
+    const ratios = [Math.exp(lp(2, 3) + 1), Math.exp(lp(3, 4) + 2)];
+    const surrogate = ratios.map((r) => Math.max(-2 * r, -2 * Math.min(Math.max(r, 0.8), 1.2)));
+    expect(fb.tokens).toBe(2);
+    expect(fb.meanRatio).toBeCloseTo((ratios[0]! + ratios[1]!) / 2, 5);
+    expect(fb.pgLoss).toBeCloseTo((surrogate[0]! + surrogate[1]!) / 2, 5);
+    await l.close();
+  });
+});
+
+describe('native tool calls from Qwen text', () => {
+  it('takes <tool_call> JSON blocks as calls and leaves a broken block in the text', () => {
+    const ok = nativeCallsOf('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>');
+    expect(ok.calls).toEqual([
+      { id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+    ]);
+    expect(ok.text).toBe('');
+    const bad = nativeCallsOf('<tool_call>{"name": f}</tool_call>');
+    expect(bad.calls).toEqual([]);
+    expect(bad.text).toContain('<tool_call>');
+  });
+});
+
+describe('--learner tinker settings', () => {
+  it('defaults temperature to 1, refuses another, needs a base model, chooses hermes', () => {
+    const { config } = resolveConfig(undefined, { learner: 'tinker', baseModel: 'Qwen/Qwen3-8B' });
+    expect(config.temperature).toBe(1);
+    expect(config.anchorCoef).toBe(0);
+    expect(config.maxTokens).toBe(1024);
+    expect(toolFormat(config)).toBe('hermes');
+    expect(() => resolveConfig(undefined, { learner: 'tinker', baseModel: 'x', temperature: 0.7 })).toThrow(
+      /temperature 1/,
+    );
+    expect(() => resolveConfig(undefined, { learner: 'tinker' })).toThrow(/--base-model/);
+    expect(() => resolveConfig(undefined, { learner: 'tinker', baseModel: 'x', format: 'compact' })).toThrow(
+      /hermes or native/,
+    );
+    expect(() => resolveConfig(undefined, { format: 'native' })).toThrow(/learner tinker/);
+    expect(toolFormat(resolveConfig(undefined, {}).config)).toBe('compact');
+  });
+
+  it("the paper's BFCL config file loads: 32 tasks x 8, clip 0.2, LoRA", () => {
+    const { config } = resolveConfig(
+      join(import.meta.dirname, '..', '..', '..', 'configs', 'tinker-bfcl-paper.yaml'),
+      {},
+    );
+    expect(config).toMatchObject({
+      learner: 'tinker',
+      suite: 'bfcl',
+      tasksPerRound: 32,
+      groupSize: 8,
+      clipEps: 0.2,
+      klCoef: 0.001,
+      wMin: 0.5,
+      wMax: 2,
+      temperature: 1,
+      maxSteps: 20,
+      loraRank: 32,
+    });
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * A model for the Tinker test server that can succeed at tasks: it reads the prompt the way the
+ * model would (the Qwen3 tokenizer decodes the ids to the chat-template text), finds the task and
+ * the user turn it is in from the turns' questions, and writes that turn's ground-truth calls as
+ * Qwen `<tool_call>` JSON blocks, tokenized with the same Qwen3 files, ending in `<|im_end|>`. After
+ * a tool response it answers in text, ending the turn. Some samples answer in text instead of
+ * calling (a failed turn), fewer as the weights take optimiser steps, so that groups have a
+ * learning signal and training visibly changes the sampler. Logprobs follow the toy model's rule
+ * (a function of the token before, the token and the step), for sampling and training alike.
+ */
+import { inspectCall } from '../../src/envs/bfcl/calls/inspect.js';
+import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
+import type { HfRenderer } from '../../src/render/hf-renderer.js';
+import type { TestCompletion, TestSampleParams, TinkerTestModel, WeightsState } from './tinker-server.js';
+
+const lp = (prev: number, tok: number, step: number) =>
+  -(0.05 + ((prev * 31 + tok * 17) % 97) / 40) * (1 + 0.01 * step);
+
+/** the chat's blocks: role and content of each `<|im_start|>role\ncontent<|im_end|>` */
+function blocksOf(text: string): { role: string; content: string }[] {
+  return text
+    .split('<|im_start|>')
+    .slice(1)
+    .map((b) => {
+      const nl = b.indexOf('\n');
+      const role = nl < 0 ? b : b.slice(0, nl);
+      const content = (nl < 0 ? '' : b.slice(nl + 1)).replace(/<\|im_end\|>\s*$/, '');
+      return { role, content: content.trim() };
+    });
+}
+
+const isToolResponse = (s: string) => s.startsWith('<tool_response>');
+
+/** JSON as Python's json.dumps writes it (", " and ": "), as Qwen's template prints tool calls */
+function dumps(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(dumps).join(', ')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`)
+      .join(', ')}}`;
+  return JSON.stringify(v);
+}
+
+/** the tool-call text of one ground-truth call string (keyword arguments), as the template renders it */
+function callBlock(call: string): string {
+  const c = inspectCall(call, () => undefined);
+  if (!c.name || !c.args) throw new Error(`ground truth call ${call} cannot be read: ${c.problem}`);
+  return `<tool_call>\n{"name": ${JSON.stringify(c.name)}, "arguments": ${dumps(c.args)}}\n</tool_call>`;
+}
+
+export interface OracleStats {
+  samples: number;
+  calls: number;
+  failures: number;
+}
+
+export function oracleModel(
+  data: BfclData,
+  renderer: HfRenderer,
+): TinkerTestModel & { readonly stats: OracleStats } {
+  const end = renderer.tokenId('<|im_end|>');
+  if (end === undefined) throw new Error('the tokenizer has no <|im_end|>');
+  const stats: OracleStats = { samples: 0, calls: 0, failures: 0 };
+
+  /** the task whose turn questions match the turn-starting user messages seen so far */
+  const taskOf = (starts: readonly string[]): BfclTask | undefined =>
+    data.tasks.find(
+      (t) =>
+        starts.length <= t.question.length &&
+        starts.every((s, k) => {
+          const q = t.question[k]!;
+          return q.length === 0 || q[0]!.content.trim() === s;
+        }),
+    );
+
+  function answer(
+    prompt: readonly number[],
+    params: TestSampleParams,
+    w: WeightsState,
+    index: number,
+  ): string {
+    const blocks = blocksOf(renderer.decode(prompt));
+    const users = blocks.filter((b) => b.role === 'user');
+    const last = users[users.length - 1];
+    if (!last || isToolResponse(last.content)) return 'Done.';
+    const starts = users.filter((u) => !isToolResponse(u.content)).map((u) => u.content);
+    const task = taskOf(starts);
+    const calls = task?.groundTruth[starts.length - 1] ?? [];
+    if (calls.length === 0) return 'I cannot do that with the tools I have.';
+    // fewer failures as the weights move: 40% at the base, 20% after one step, ...
+    const h = (prompt.length * 2654435761 + (params.seed ?? 0) * 40503 + index * 97) >>> 0;
+    if (h % 100 < 40 / (1 + w.step)) {
+      stats.failures++;
+      return 'I am not sure what to do.';
+    }
+    stats.calls += calls.length;
+    return calls.map(callBlock).join('\n');
+  }
+
+  return {
+    stats,
+    logprobs(input, targets, w) {
+      return targets.map((t, i) => lp(input[i] ?? 0, t, w.step));
+    },
+    sample(prompt, params, w, index): TestCompletion {
+      stats.samples++;
+      const ids = [...renderer.encode(answer(prompt, params, w, index)), end];
+      const tokens = ids.slice(0, params.maxTokens);
+      let prev = prompt[prompt.length - 1] ?? 0;
+      const logprobs = tokens.map((t) => {
+        const v = lp(prev, t, w.step);
+        prev = t;
+        return v;
+      });
+      return { tokens, logprobs, stopReason: tokens.length === ids.length ? 'stop' : 'length' };
+    },
+  };
+}

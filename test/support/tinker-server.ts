@@ -1,0 +1,904 @@
+/**
+ * A Tinker-protocol server for tests: real HTTP on 127.0.0.1 (an ephemeral port), the routes and
+ * answer forms of the hosted service (`flavour: 'hosted'`: 200 try_again with queue_state, 200
+ * `{error, category}` failures, the full client config) or of SkyRL's server (`'skyrl'`: long polls
+ * ending in 408, 400 `{detail}` failures, `future_id`, the stub config, `elementwise_loss` outputs
+ * and no metrics), with both wire forms (JSON, and protobuf forward_backward bodies and results when
+ * `Accept` asks for them).
+ *
+ * Training requests are run strictly in seq_id order per model: a later seq_id waits for the gap
+ * before it to fill; the same seq_id with the same body is the same request (its future, or a new
+ * one for the stored result after a 410); with another body it is a 409.
+ *
+ * Behind it sits a pluggable `TinkerTestModel` (tokens in, logprobs and samples out, at a weights
+ * version). The losses are Tinker's: sums over tokens of cross_entropy, importance_sampling, ppo,
+ * cispo and (hosted only) dro. `fault` injects failures per request: any status and body, a dropped
+ * connection before or after the request took effect, a hang, a delay, an expired future (410), a
+ * request that fails on the server.
+ *
+ *   const server = await startTinkerServer({ flavour: 'skyrl', fault: (c) => (c.route === 'asample' && c.attempt === 0 ? { status: 429 } : undefined) });
+ *   const client = await TinkerClient.connect({ baseUrl: server.url });
+ *   ...
+ *   await server.close();
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  decodeForwardBackwardRequest,
+  encodeForwardBackwardOutput,
+  encodeSampleResponse,
+  PROTO_CONTENT_TYPE,
+} from '../../src/learner/tinker/proto.js';
+import type {
+  ForwardBackwardOutput,
+  ForwardBackwardRequestJson,
+  LossFnOutput,
+  SampleResponse,
+  WireDatum,
+} from '../../src/learner/tinker/schemas.js';
+import type { TinkerClientOptions } from '../../src/learner/tinker/session.js';
+
+export type Flavour = 'hosted' | 'skyrl';
+
+/** the weights a forward pass or a sampler runs on */
+export interface WeightsState {
+  readonly baseModel: string;
+  /** optimiser steps taken (0: the base model) */
+  readonly step: number;
+  /** the learning rates of the steps taken, in order */
+  readonly lrs: readonly number[];
+}
+
+export interface TestSampleParams {
+  readonly maxTokens: number;
+  readonly temperature: number;
+  readonly seed?: number;
+  readonly stop?: readonly (string | number)[];
+}
+
+export interface TestCompletion {
+  readonly tokens: number[];
+  readonly logprobs: number[];
+  readonly stopReason: 'stop' | 'length';
+}
+
+/** What the server computes with; a test or a later helper supplies its own. */
+export interface TinkerTestModel {
+  /** the logprob of each target token, targets[i] following input[0..i] */
+  logprobs(input: readonly number[], targets: readonly number[], weights: WeightsState): number[];
+  /** completion `index` of `numSamples` for one asample request */
+  sample(
+    prompt: readonly number[],
+    params: TestSampleParams,
+    weights: WeightsState,
+    index: number,
+  ): TestCompletion;
+}
+
+/**
+ * A deterministic toy: the logprob of a token depends on the token before it, itself and the step;
+ * samples are a fixed function of the prompt, seed and index over a vocabulary of `vocab` ids, and
+ * stop at a numeric stop token.
+ */
+export function toyModel(vocab = 1000): TinkerTestModel {
+  const lp = (prev: number, tok: number, step: number) =>
+    -(0.05 + ((prev * 31 + tok * 17) % 97) / 40) * (1 + 0.01 * step);
+  return {
+    logprobs(input, targets, w) {
+      return targets.map((t, i) => lp(input[i] ?? 0, t, w.step));
+    },
+    sample(prompt, params, w, index) {
+      const stops = new Set((params.stop ?? []).filter((s): s is number => typeof s === 'number'));
+      let prev = prompt[prompt.length - 1] ?? 0;
+      let h =
+        (prompt.reduce((a, t) => (a * 131 + t) % 1_000_003, 7) + (params.seed ?? 0) * 17 + index * 101) %
+        1_000_003;
+      const tokens: number[] = [];
+      const logprobs: number[] = [];
+      for (let k = 0; k < params.maxTokens; k++) {
+        h = (h * 1103 + 12345) % 1_000_003;
+        const tok = h % vocab;
+        tokens.push(tok);
+        logprobs.push(lp(prev, tok, w.step));
+        prev = tok;
+        if (stops.has(tok)) return { tokens, logprobs, stopReason: 'stop' };
+      }
+      return { tokens, logprobs, stopReason: 'length' };
+    },
+  };
+}
+
+export interface FaultContext {
+  readonly route: string;
+  readonly method: string;
+  /** the parsed body (a protobuf forward_backward body decoded to the JSON form) */
+  readonly body: unknown;
+  /** how many requests this route had before this one */
+  readonly attempt: number;
+  readonly seqId?: number;
+  /** retrieve_future: the future's route and how many polls it had before this one */
+  readonly future?: { readonly requestId: string; readonly route: string; readonly polls: number };
+  readonly headers: IncomingMessage['headers'];
+}
+
+export type Fault =
+  /** answer this instead of handling the request */
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+  /** close the connection without an answer: before handling, or after the request took effect */
+  | { readonly drop: 'before' | 'after' }
+  /** never answer */
+  | { readonly hang: true }
+  /** answer normally after a wait */
+  | { readonly delayMs: number }
+  /** retrieve_future: forget the future and answer 410 */
+  | { readonly expire: true }
+  /** a submission: accept it, and let its future fail with this message */
+  | { readonly fail: string; readonly category?: 'user' | 'server' | 'unknown' };
+
+export interface TinkerServerOptions {
+  readonly flavour?: Flavour;
+  readonly model?: TinkerTestModel;
+  /** the base models served (default ['Qwen/Qwen3-8B']) */
+  readonly baseModels?: readonly string[];
+  /** require this X-API-Key (default: none checked) */
+  readonly apiKey?: string;
+  /** SkyRL's long poll before a 408 (default 150 ms) */
+  readonly longPollMs?: number;
+  /** how long the hosted flavour holds a poll before try_again (default 10 ms) */
+  readonly holdMs?: number;
+  /** polls a done future answers "not yet" to first (default 0) */
+  readonly pendingPolls?: number;
+  /** wire forms accepted on forward_backward (default both); a refused one gets 415 */
+  readonly fwdbwdForms?: { readonly json?: boolean; readonly proto?: boolean };
+  /** client config overrides (hosted flavour) */
+  readonly clientConfig?: Readonly<Record<string, unknown>>;
+  readonly fault?: (ctx: FaultContext) => Fault | undefined;
+}
+
+interface Future {
+  readonly route: string;
+  state: 'pending' | 'done' | 'failed';
+  result?: unknown;
+  /** forward_backward and sample results may go as protobuf */
+  proto?: 'fwdbwd' | 'sample';
+  error?: { message: string; category: string };
+  polls: number;
+}
+
+interface Model {
+  readonly id: string;
+  readonly baseModel: string;
+  readonly rank: number;
+  step: number;
+  lrs: number[];
+  expected: number;
+  readonly waiting: Map<number, () => void>;
+  readonly seen: Map<number, { hash: string; requestId: string }>;
+  /** the training requests in the order they ran */
+  readonly ran: { seqId: number; route: string }[];
+  /** per optimiser step, the accumulated loss and datum count it applied */
+  readonly steps: { lossSum: number; datums: number; lr: number }[];
+  accum: { lossSum: number; datums: number };
+}
+
+export interface RequestRecord {
+  readonly route: string;
+  readonly method: string;
+  readonly contentType: string;
+  readonly accept: string;
+  readonly seqId?: number;
+  readonly apiKey?: string;
+  readonly idempotencyKey?: string;
+  /** X-Tinker-Request-Type of a retrieve_future poll */
+  readonly requestType?: string;
+  /** refused before it was read (415) */
+  readonly refused?: boolean;
+  /** sha256 of the body's bytes, to tell a resend of the same body */
+  readonly bodySha?: string;
+}
+
+export interface TinkerTestServer {
+  readonly url: string;
+  readonly flavour: Flavour;
+  /** every request, in arrival order */
+  readonly requests: RequestRecord[];
+  readonly models: ReadonlyMap<string, Model>;
+  readonly sessions: ReadonlyMap<string, { heartbeats: number }>;
+  readonly checkpoints: ReadonlyMap<
+    string,
+    { step: number; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
+  >;
+  close(): Promise<void>;
+}
+
+const TRAINING_ROUTES = new Set([
+  'forward_backward',
+  'forward',
+  'optim_step',
+  'save_weights',
+  'save_weights_for_sampler',
+  'load_weights',
+]);
+
+class HttpFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => resolve(Buffer.concat(parts)));
+    req.on('error', reject);
+  });
+}
+
+/** the float32 rounding a protobuf body has, so JSON and protobuf forms of one request hash alike */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    typeof v === 'number' && !Number.isInteger(v) ? Math.fround(v) : v,
+  );
+}
+
+export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise<TinkerTestServer> {
+  const flavour = opts.flavour ?? 'hosted';
+  const model = opts.model ?? toyModel();
+  const baseModels = opts.baseModels ?? ['Qwen/Qwen3-8B'];
+  const longPollMs = opts.longPollMs ?? 150;
+  const holdMs = opts.holdMs ?? 10;
+  const forms = { json: opts.fwdbwdForms?.json ?? true, proto: opts.fwdbwdForms?.proto ?? true };
+
+  const requests: RequestRecord[] = [];
+  const routeCounts = new Map<string, number>();
+  const sessions = new Map<string, { heartbeats: number; models: number }>();
+  const models = new Map<string, Model>();
+  const futures = new Map<string, Future>();
+  const futureWaiters = new Map<string, (() => void)[]>();
+  const samplers = new Map<string, WeightsState>();
+  const checkpoints = new Map<
+    string,
+    { step: number; lrs: number[]; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
+  >();
+  /** what each training future came to, kept after the future expires so a resubmission gets it */
+  const storedOutcomes = new Map<
+    string,
+    | { kind: 'done'; result: unknown; proto?: 'fwdbwd' | 'sample' }
+    | { kind: 'failed'; message: string; category: string }
+  >();
+  let counter = 0;
+  const newId = (prefix: string) => `${prefix}_${(++counter).toString(16).padStart(8, '0')}`;
+
+  const settle = (id: string) => {
+    for (const w of futureWaiters.get(id) ?? []) w();
+    futureWaiters.delete(id);
+  };
+  const complete = (id: string, result: unknown, proto?: 'fwdbwd' | 'sample') => {
+    const f = futures.get(id);
+    if (!f) return;
+    f.state = 'done';
+    f.result = result;
+    if (proto) f.proto = proto;
+    settle(id);
+  };
+  const failFuture = (id: string, message: string, category = 'user') => {
+    const f = futures.get(id);
+    if (!f) return;
+    f.state = 'failed';
+    f.error = { message, category };
+    settle(id);
+  };
+  const newFuture = (route: string): string => {
+    const id = flavour === 'skyrl' ? String(++counter) : newId('req');
+    futures.set(id, { route, state: 'pending', polls: 0 });
+    return id;
+  };
+  const futureAnswer = (requestId: string, extra: Record<string, unknown> = {}) =>
+    flavour === 'skyrl'
+      ? { future_id: requestId, status: 'pending', request_id: requestId, ...extra }
+      : { request_id: requestId, ...extra };
+
+  const weightsOf = (m: Model): WeightsState => ({ baseModel: m.baseModel, step: m.step, lrs: [...m.lrs] });
+
+  // ---- losses ----------------------------------------------------------------------------------
+
+  function runPass(m: Model, req: ForwardBackwardRequestJson, backward: boolean): ForwardBackwardOutput {
+    const { loss_fn: fn, loss_fn_config: cfg } = req.forward_backward_input;
+    const allowed =
+      flavour === 'skyrl'
+        ? ['cross_entropy', 'importance_sampling', 'ppo', 'cispo']
+        : ['cross_entropy', 'importance_sampling', 'ppo', 'cispo', 'dro'];
+    if (!allowed.includes(fn)) throw new HttpFailure(400, `unsupported loss_fn '${fn}'`);
+    const lo = cfg?.clip_low_threshold ?? (fn === 'cispo' ? 0 : 0.8);
+    const hi = cfg?.clip_high_threshold ?? (fn === 'cispo' ? 4 : 1.2);
+    let total = 0;
+    let clipped = 0;
+    let counted = 0;
+    const outputs: LossFnOutput[] = req.forward_backward_input.data.map((d: WireDatum) => {
+      const input = d.model_input.chunks.flatMap((c) => (c.type === 'encoded_text' ? c.tokens : []));
+      const inputs = d.loss_fn_inputs;
+      const targets = inputs.target_tokens?.data ?? [];
+      if (targets.length !== input.length)
+        throw new HttpFailure(
+          400,
+          `target_tokens has ${targets.length} entries for ${input.length} input tokens`,
+        );
+      const lps = model.logprobs(input, targets, weightsOf(m));
+      const w = inputs.weights?.data ?? targets.map(() => 1);
+      const q = inputs.logprobs?.data ?? targets.map(() => 0);
+      const a = inputs.advantages?.data ?? targets.map(() => 0);
+      const elementwise = lps.map((lp, i) => {
+        const ratio = Math.exp(lp - q[i]!);
+        let l: number;
+        if (fn === 'cross_entropy') l = -w[i]! * lp;
+        else if (fn === 'importance_sampling') l = -ratio * a[i]!;
+        else if (fn === 'ppo') {
+          const c = Math.min(Math.max(ratio, lo), hi);
+          if (c !== ratio) clipped++;
+          counted++;
+          l = -Math.min(ratio * a[i]!, c * a[i]!);
+        } else if (fn === 'cispo') l = -Math.min(Math.max(ratio, lo), hi) * lp * a[i]!;
+        else l = -(lp * a[i]! - 0.5 * (cfg?.beta ?? 0.1) * (lp - q[i]!) ** 2);
+        // SkyRL reads weights as a loss mask for every loss
+        return flavour === 'skyrl' && fn !== 'cross_entropy' ? l * w[i]! : l;
+      });
+      total += elementwise.reduce((s, x) => s + x, 0);
+      const out: LossFnOutput = {
+        logprobs: { data: lps.map(Math.fround), dtype: 'float32', shape: [lps.length] },
+      };
+      if (flavour === 'skyrl')
+        out.elementwise_loss = { data: elementwise.map(Math.fround), dtype: 'float32', shape: [lps.length] };
+      return out;
+    });
+    if (backward) {
+      m.accum.lossSum += total;
+      m.accum.datums += outputs.length;
+    }
+    const metrics: Record<string, number> =
+      flavour === 'skyrl'
+        ? {}
+        : {
+            'loss:sum': total,
+            ...(fn === 'ppo' && counted > 0 ? { 'clip_frac:mean': clipped / counted } : {}),
+          };
+    return {
+      loss_fn_output_type: flavour === 'skyrl' ? 'ArrayRecord' : 'tinker.types:ArrayRecord',
+      loss_fn_outputs: outputs,
+      metrics,
+    };
+  }
+
+  // ---- training requests, in seq order ---------------------------------------------------------
+
+  /** what one training request does when its turn comes; throws HttpFailure to fail its future */
+  function execute(
+    m: Model,
+    route: string,
+    body: Record<string, unknown>,
+    fwd?: ForwardBackwardRequestJson,
+  ): { result: unknown; proto?: 'fwdbwd' } {
+    switch (route) {
+      case 'forward_backward':
+        return { result: runPass(m, fwd!, true), proto: 'fwdbwd' };
+      case 'forward':
+        return { result: runPass(m, fwd!, false), proto: 'fwdbwd' };
+      case 'optim_step': {
+        const lr = Number((body.adam_params as { learning_rate?: number })?.learning_rate ?? 1e-4);
+        m.steps.push({ ...m.accum, lr });
+        m.accum = { lossSum: 0, datums: 0 };
+        m.step++;
+        m.lrs.push(lr);
+        return { result: flavour === 'skyrl' ? { metrics: null } : { metrics: { 'step:max': m.step } } };
+      }
+      case 'save_weights': {
+        const path = `tinker://${m.id}/weights/${String(body.path)}`;
+        if (checkpoints.has(path)) throw new HttpFailure(409, `checkpoint ${body.path} exists`);
+        checkpoints.set(path, {
+          step: m.step,
+          lrs: [...m.lrs],
+          kind: 'weights',
+          ...(typeof body.ttl_seconds === 'number' ? { ttlSeconds: body.ttl_seconds } : {}),
+        });
+        return { result: { path, type: 'save_weights' } };
+      }
+      case 'save_weights_for_sampler': {
+        if (body.sampling_session_seq_id !== undefined) {
+          const id =
+            flavour === 'skyrl'
+              ? newId('sampling')
+              : `${m.id}:sample:${String(body.sampling_session_seq_id)}`;
+          samplers.set(id, weightsOf(m));
+          return { result: { sampling_session_id: id } };
+        }
+        const path = `tinker://${m.id}/sampler_weights/${String(body.path)}`;
+        checkpoints.set(path, {
+          step: m.step,
+          lrs: [...m.lrs],
+          kind: 'sampler_weights',
+          ...(typeof body.ttl_seconds === 'number' ? { ttlSeconds: body.ttl_seconds } : {}),
+        });
+        return { result: { path } };
+      }
+      case 'load_weights': {
+        const ck = checkpoints.get(String(body.path));
+        if (ck?.kind !== 'weights') throw new HttpFailure(400, `no training state at ${String(body.path)}`);
+        m.step = ck.step;
+        m.lrs = [...ck.lrs];
+        return { result: { path: body.path, model_id: m.id } };
+      }
+      default:
+        throw new HttpFailure(404, `no route ${route}`);
+    }
+  }
+
+  function drain(m: Model): void {
+    for (;;) {
+      const run = m.waiting.get(m.expected);
+      if (!run) return;
+      m.waiting.delete(m.expected);
+      m.expected++;
+      run();
+    }
+  }
+
+  /** a training submission: the request id of its future (or a 4xx) */
+  function submitTraining(
+    route: string,
+    body: Record<string, unknown>,
+    fault: Fault | undefined,
+    fwd?: ForwardBackwardRequestJson,
+  ): string {
+    const modelId = String(body.model_id ?? fwd?.model_id);
+    const m = models.get(modelId);
+    if (!m) throw new HttpFailure(404, `model ${modelId} not found`);
+    const seqId = Number(body.seq_id ?? fwd?.seq_id);
+    if (!Number.isInteger(seqId) || seqId < 1)
+      throw new HttpFailure(400, `seq_id must be >= 1, got ${seqId}`);
+    const hash = createHash('sha256')
+      .update(`${route}\n${canonical(fwd ?? body)}`)
+      .digest('hex');
+    const seen = m.seen.get(seqId);
+    if (seen) {
+      if (seen.hash !== hash) throw new HttpFailure(409, 'Training request sequence number was reused');
+      if (futures.has(seen.requestId)) return seen.requestId;
+      // the future expired (410): a new one carries the stored outcome; nothing runs twice
+      const again = newFuture(route);
+      const old = storedOutcomes.get(seen.requestId);
+      storedOutcomes.set(again, old!);
+      seen.requestId = again;
+      if (old?.kind === 'done') complete(again, old.result, old.proto);
+      else if (old?.kind === 'failed') failFuture(again, old.message, old.category);
+      return again;
+    }
+    if (seqId < m.expected) throw new HttpFailure(409, `seq_id ${seqId} is behind the model's ${m.expected}`);
+    if (route === 'load_weights' && seqId !== 1)
+      throw new HttpFailure(400, 'load_weights is only allowed as the first request of a model');
+    const requestId = newFuture(route);
+    m.seen.set(seqId, { hash, requestId });
+    m.waiting.set(seqId, () => {
+      m.ran.push({ seqId, route });
+      const current = m.seen.get(seqId)!.requestId;
+      if (fault && 'fail' in fault) {
+        storedOutcomes.set(current, {
+          kind: 'failed',
+          message: fault.fail,
+          category: fault.category ?? 'user',
+        });
+        failFuture(current, fault.fail, fault.category ?? 'user');
+        return;
+      }
+      try {
+        const { result, proto } = execute(m, route, body, fwd);
+        storedOutcomes.set(current, { kind: 'done', result, ...(proto ? { proto } : {}) });
+        complete(current, result, proto);
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        storedOutcomes.set(current, { kind: 'failed', message, category: 'user' });
+        failFuture(current, message);
+      }
+    });
+    drain(m);
+    return requestId;
+  }
+
+  // ---- sampling --------------------------------------------------------------------------------
+
+  function runSample(body: Record<string, unknown>): SampleResponse {
+    const params = (body.sampling_params ?? {}) as Record<string, unknown>;
+    if (flavour === 'skyrl') {
+      if (typeof params.max_tokens !== 'number') throw new HttpFailure(400, 'max_tokens is required');
+      if (params.stop !== undefined && !Array.isArray(params.stop))
+        throw new HttpFailure(422, 'stop must be a list');
+      if (body.sampling_session_id !== undefined && body.seq_id === undefined)
+        throw new HttpFailure(400, 'seq_id is required with sampling_session_id');
+    }
+    let weights: WeightsState | undefined;
+    if (typeof body.sampling_session_id === 'string') weights = samplers.get(body.sampling_session_id);
+    else if (typeof body.model_path === 'string') {
+      const ck = checkpoints.get(body.model_path);
+      weights = ck ? { baseModel: baseModels[0]!, step: ck.step, lrs: ck.lrs } : undefined;
+    } else if (typeof body.base_model === 'string')
+      weights = { baseModel: body.base_model, step: 0, lrs: [] };
+    if (!weights) throw new HttpFailure(404, 'sampling session not found');
+    const prompt = ((body.prompt as { chunks?: { tokens?: number[] }[] })?.chunks ?? []).flatMap(
+      (c) => c.tokens ?? [],
+    );
+    const sp: TestSampleParams = {
+      maxTokens: Number(params.max_tokens ?? 16),
+      temperature: Number(params.temperature ?? 1),
+      ...(typeof params.seed === 'number' ? { seed: params.seed } : {}),
+      ...(Array.isArray(params.stop) ? { stop: params.stop as (string | number)[] } : {}),
+    };
+    const n = Number(body.num_samples ?? 1);
+    const sequences = Array.from({ length: n }, (_, i) => {
+      const c = model.sample(prompt, sp, weights, i);
+      return { stop_reason: c.stopReason, tokens: c.tokens, logprobs: c.logprobs.map(Math.fround) };
+    });
+    const promptLogprobs = body.prompt_logprobs
+      ? [null, ...model.logprobs(prompt.slice(0, -1), prompt.slice(1), weights).map(Math.fround)]
+      : null;
+    return { sequences, prompt_logprobs: promptLogprobs, prompt_cache_hit_tokens: 0 };
+  }
+
+  // ---- routes ----------------------------------------------------------------------------------
+
+  const clientConfig = () =>
+    flavour === 'skyrl'
+      ? { pjwt_auth_enabled: false }
+      : {
+          pjwt_auth_enabled: false,
+          parallel_fwdbwd_chunks: true,
+          proto_compress_fwdbwd: false,
+          fwdbwd_max_chunk_len: 1024,
+          fwdbwd_max_chunk_bytes_count: 5_000_000,
+          billing_exception_max_pause_duration_sec: 3600,
+          sample_max_concurrent_requests: 2000,
+          ...opts.clientConfig,
+        };
+
+  async function retrieve(
+    body: Record<string, unknown>,
+    accept: string,
+  ): Promise<{ status: number; body: unknown; proto?: Uint8Array }> {
+    const id = String(body.request_id);
+    const f = futures.get(id);
+    if (!f) return { status: 404, body: { detail: `Future ${id} not found` } };
+    const notYet = () =>
+      flavour === 'skyrl'
+        ? { status: 408, body: { detail: 'Timeout waiting for result' } }
+        : { status: 200, body: { type: 'try_again', request_id: id, queue_state: 'active' } };
+    if (f.state === 'pending' || f.polls <= (opts.pendingPolls ?? 0)) {
+      if (f.state === 'pending') {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, flavour === 'skyrl' ? longPollMs : holdMs);
+          futureWaiters.set(id, [
+            ...(futureWaiters.get(id) ?? []),
+            () => {
+              clearTimeout(timer);
+              resolve();
+            },
+          ]);
+        });
+      }
+      if (f.state === 'pending' || f.polls <= (opts.pendingPolls ?? 0)) return notYet();
+    }
+    if (f.state === 'failed') {
+      return flavour === 'skyrl'
+        ? { status: 400, body: { detail: f.error!.message } }
+        : { status: 200, body: { error: f.error!.message, category: f.error!.category } };
+    }
+    if (f.proto && accept.includes(PROTO_CONTENT_TYPE)) {
+      const bytes =
+        f.proto === 'fwdbwd'
+          ? encodeForwardBackwardOutput(f.result as ForwardBackwardOutput)
+          : encodeSampleResponse(f.result as SampleResponse);
+      return { status: 200, body: undefined, proto: bytes };
+    }
+    return { status: 200, body: f.result };
+  }
+
+  async function handle(
+    route: string,
+    method: string,
+    body: Record<string, unknown>,
+    raw: { fwd?: ForwardBackwardRequestJson },
+    accept: string,
+    fault: Fault | undefined,
+  ): Promise<{ status: number; body: unknown; proto?: Uint8Array }> {
+    switch (route) {
+      case 'healthz':
+        return { status: 200, body: { status: 'ok' } };
+      case 'client/config':
+        return { status: 200, body: clientConfig() };
+      case 'get_server_capabilities':
+        return {
+          status: 200,
+          body: {
+            supported_models: baseModels.map((model_name) => ({ model_name, max_context_length: 32768 })),
+          },
+        };
+      case 'create_session': {
+        const id = flavour === 'skyrl' ? newId('session') : newId('sess');
+        sessions.set(id, { heartbeats: 0, models: 0 });
+        return { status: 200, body: { session_id: id, type: 'create_session' } };
+      }
+      case 'session_heartbeat': {
+        const s = sessions.get(String(body.session_id));
+        if (!s) return { status: 404, body: { detail: 'session not found' } };
+        s.heartbeats++;
+        return { status: 200, body: { type: 'session_heartbeat' } };
+      }
+      case 'create_model': {
+        const s = sessions.get(String(body.session_id));
+        if (!s) return { status: 404, body: { detail: 'session not found' } };
+        const base = String(body.base_model);
+        const lora = body.lora_config as { rank?: number } | undefined;
+        if (flavour === 'skyrl' && !lora) return { status: 422, body: { detail: 'lora_config is required' } };
+        if (!baseModels.includes(base)) {
+          const requestId = newFuture(route);
+          failFuture(requestId, `base model ${base} is not served here`);
+          return { status: 200, body: futureAnswer(requestId) };
+        }
+        const id =
+          flavour === 'skyrl'
+            ? newId('model')
+            : `${String(body.session_id)}:train:${String(body.model_seq_id)}`;
+        models.set(id, {
+          id,
+          baseModel: base,
+          rank: lora?.rank ?? 32,
+          step: 0,
+          lrs: [],
+          expected: 1,
+          waiting: new Map(),
+          seen: new Map(),
+          ran: [],
+          steps: [],
+          accum: { lossSum: 0, datums: 0 },
+        });
+        const requestId = newFuture(route);
+        if (fault && 'fail' in fault) failFuture(requestId, fault.fail, fault.category);
+        else
+          complete(
+            requestId,
+            flavour === 'skyrl'
+              ? { model_id: id, base_model: base, lora_config: lora }
+              : { model_id: id, type: 'create_model' },
+          );
+        return {
+          status: 200,
+          body: futureAnswer(
+            requestId,
+            flavour === 'skyrl'
+              ? { model_id: id, base_model: base, lora_config: lora, status: 'pending' }
+              : { model_id: id },
+          ),
+        };
+      }
+      case 'get_info': {
+        const m = models.get(String(body.model_id));
+        if (!m) return { status: 404, body: { detail: 'model not found' } };
+        return {
+          status: 200,
+          body:
+            flavour === 'skyrl'
+              ? {
+                  model_id: m.id,
+                  status: 'ready',
+                  model_data: {
+                    base_model: m.baseModel,
+                    lora_config: { rank: m.rank },
+                    model_name: m.baseModel,
+                  },
+                }
+              : {
+                  model_id: m.id,
+                  model_data: { arch: 'toy', model_name: m.baseModel, tokenizer_id: m.baseModel },
+                  is_lora: true,
+                  lora_rank: m.rank,
+                  model_name: m.baseModel,
+                  type: 'get_info',
+                },
+        };
+      }
+      case 'create_sampling_session': {
+        const id =
+          flavour === 'skyrl'
+            ? newId('sampling')
+            : `${String(body.session_id)}:sample:${String(body.sampling_session_seq_id)}`;
+        let w: WeightsState | undefined;
+        if (typeof body.model_path === 'string') {
+          const ck = checkpoints.get(body.model_path);
+          if (!ck) return { status: 404, body: { detail: `no weights at ${body.model_path}` } };
+          w = { baseModel: baseModels[0]!, step: ck.step, lrs: ck.lrs };
+        } else w = { baseModel: String(body.base_model), step: 0, lrs: [] };
+        samplers.set(id, w);
+        return { status: 200, body: { sampling_session_id: id } };
+      }
+      case 'asample': {
+        const requestId = newFuture(route);
+        try {
+          if (fault && 'fail' in fault) throw new HttpFailure(400, fault.fail);
+          const res = runSample(body);
+          // the sampler answers a little later, as a real one would
+          setTimeout(() => complete(requestId, { ...res, type: 'sample' }, 'sample'), 5);
+        } catch (e) {
+          if (e instanceof HttpFailure && e.status !== 400) {
+            futures.delete(requestId);
+            throw e;
+          }
+          failFuture(requestId, (e as Error).message);
+        }
+        return { status: 200, body: futureAnswer(requestId) };
+      }
+      case 'retrieve_future':
+        return retrieve(body, accept);
+      default:
+        if (TRAINING_ROUTES.has(route)) {
+          if (method !== 'POST') return { status: 405, body: { detail: 'method not allowed' } };
+          const requestId = submitTraining(route, body, fault, raw.fwd);
+          return { status: 200, body: futureAnswer(requestId) };
+        }
+        return { status: 404, body: { detail: `Not Found: ${route}` } };
+    }
+  }
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const route = url.pathname.replace(/^\/api\/v1\//, '');
+      const contentType = String(req.headers['content-type'] ?? '');
+      const accept = String(req.headers.accept ?? '');
+      const rawBody = await readBody(req);
+      const send = (
+        status: number,
+        body: unknown,
+        headers: Record<string, string> = {},
+        proto?: Uint8Array,
+      ) => {
+        if (proto) {
+          res.writeHead(status, { 'content-type': PROTO_CONTENT_TYPE, ...headers });
+          res.end(Buffer.from(proto));
+          return;
+        }
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(body ?? null));
+      };
+      let body: Record<string, unknown> = {};
+      const raw: { fwd?: ForwardBackwardRequestJson } = {};
+      try {
+        if (contentType.includes(PROTO_CONTENT_TYPE)) {
+          if (route !== 'forward_backward')
+            return send(415, { detail: 'protobuf bodies are read on forward_backward only' });
+          if (!forms.proto) {
+            requests.push({ route, method: req.method ?? 'POST', contentType, accept, refused: true });
+            return send(415, { detail: 'Unsupported media type: application/x-protobuf' });
+          }
+          const decoded = decodeForwardBackwardRequest(new Uint8Array(rawBody));
+          raw.fwd = decoded.request;
+          body = { model_id: decoded.request.model_id, seq_id: decoded.request.seq_id };
+          if (decoded.forwardOnly) return finish('forward');
+        } else if (rawBody.length > 0) {
+          body = JSON.parse(rawBody.toString('utf8')) as Record<string, unknown>;
+          if (route === 'forward_backward') {
+            if (!forms.json) {
+              requests.push({ route, method: req.method ?? 'POST', contentType, accept, refused: true });
+              return send(415, { detail: 'forward_backward takes application/x-protobuf' });
+            }
+            raw.fwd = body as unknown as ForwardBackwardRequestJson;
+          } else if (route === 'forward') {
+            raw.fwd = {
+              model_id: String(body.model_id),
+              seq_id: Number(body.seq_id),
+              forward_backward_input:
+                body.forward_input as ForwardBackwardRequestJson['forward_backward_input'],
+            };
+          }
+        }
+      } catch (e) {
+        return send(400, { detail: `bad body: ${(e as Error).message}` });
+      }
+      return finish(route);
+
+      async function finish(r: string) {
+        const record: RequestRecord = {
+          route: r,
+          method: req.method ?? 'GET',
+          contentType,
+          accept,
+          ...(typeof body.seq_id === 'number' ? { seqId: body.seq_id } : {}),
+          bodySha: createHash('sha256').update(rawBody).digest('hex'),
+          ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
+          ...(typeof req.headers['x-tinker-request-type'] === 'string'
+            ? { requestType: req.headers['x-tinker-request-type'] }
+            : {}),
+          ...(typeof req.headers['x-idempotency-key'] === 'string'
+            ? { idempotencyKey: req.headers['x-idempotency-key'] }
+            : {}),
+        };
+        requests.push(record);
+        if (opts.apiKey !== undefined && req.headers['x-api-key'] !== opts.apiKey) {
+          return send(401, { detail: 'Invalid API key' });
+        }
+        const attempt = routeCounts.get(r) ?? 0;
+        routeCounts.set(r, attempt + 1);
+        const fut = r === 'retrieve_future' ? futures.get(String(body.request_id)) : undefined;
+        const ctx: FaultContext = {
+          route: r,
+          method: record.method,
+          body: raw.fwd ?? body,
+          attempt,
+          ...(record.seqId !== undefined ? { seqId: record.seqId } : {}),
+          ...(fut
+            ? { future: { requestId: String(body.request_id), route: fut.route, polls: fut.polls } }
+            : {}),
+          headers: req.headers,
+        };
+        // every poll counts, answered or not
+        if (fut) fut.polls++;
+        const fault = opts.fault?.(ctx);
+        if (fault) {
+          if ('hang' in fault) return;
+          if ('drop' in fault && fault.drop === 'before') return req.socket.destroy();
+          if ('status' in fault)
+            return send(fault.status, fault.body ?? { detail: `injected ${fault.status}` }, {
+              ...fault.headers,
+            });
+          if ('expire' in fault) {
+            futures.delete(String(body.request_id));
+            return send(410, { detail: 'promise expired' });
+          }
+          if ('delayMs' in fault) await new Promise((r2) => setTimeout(r2, fault.delayMs));
+        }
+        try {
+          const out = await handle(r, record.method, body, raw, accept, fault);
+          if (fault && 'drop' in fault && fault.drop === 'after') return req.socket.destroy();
+          send(out.status, out.body, {}, out.proto);
+        } catch (e) {
+          if (e instanceof HttpFailure) return send(e.status, { detail: e.detail });
+          send(500, { detail: `internal error: ${(e as Error).message}` });
+        }
+      }
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    flavour,
+    requests,
+    models,
+    sessions,
+    checkpoints,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** client options for tests: this server, no heartbeat, short timeouts and backoffs */
+export function fastOptions(url: string, extra: TinkerClientOptions = {}): TinkerClientOptions {
+  return {
+    baseUrl: url,
+    apiKey: 'tml-test',
+    heartbeatMs: 0,
+    pollTimeoutMs: 2000,
+    deadlineMs: 20_000,
+    retry: {
+      initialBackoffMs: 5,
+      maxBackoffMs: 20,
+      requestTimeoutMs: 2000,
+      billingPauseMs: 10,
+      maxRetries: 4,
+    },
+    onWarning: () => {},
+    ...extra,
+  };
+}
