@@ -8,7 +8,8 @@
  *   npx tsx bench/interface-effect.ts RUN_WITH_INTERFACE RUN_WITHOUT [--json FILE]
  *
  * Prints per run the mean reward, groups with reward variance, parse errors, completion tokens and
- * the first prompt's length against the window, then the paired comparison of the per-group mean
+ * the first prompt's length against the window, the interface parts a budget-fitted interface left
+ * out (`interfaceDropped` in the trajectories), then the paired comparison of the per-group mean
  * reward (won / lost groups, sign test, bootstrap interval of the mean difference).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ interface Rollout {
   readonly sample: number;
   readonly reward: number;
   readonly completionTokens: number;
-  readonly trajectory: { turns: { steps: Step[] }[] };
+  readonly trajectory: { turns: { steps: Step[] }[]; interfaceDropped?: string[] };
 }
 
 function rollouts(run: string): Rollout[] {
@@ -70,7 +71,16 @@ function describeRun(rs: Rollout[], window: number) {
     promptsAtWindow: prompts.filter((n) => n >= window).length / prompts.length,
     meanRewardFirstPromptCut: mean(cut),
     meanRewardFirstPromptWhole: mean(rs.filter((r) => firstPrompt(r) < window)),
+    // a budget-fitted interface: rollouts shown less than the whole interface, and which parts
+    rolloutsWithDroppedParts: rs.filter((r) => r.trajectory.interfaceDropped?.length).length / rs.length,
+    droppedParts: Object.fromEntries([...countParts(rs)].sort((x, y) => y[1] - x[1])),
   };
+}
+
+function countParts(rs: Rollout[]): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const r of rs) for (const p of r.trajectory.interfaceDropped ?? []) n.set(p, (n.get(p) ?? 0) + 1);
+  return n;
 }
 
 const firstPrompt = (r: Rollout) => r.trajectory.turns[0]?.steps[0]?.usage?.promptTokens ?? 0;

@@ -26,6 +26,8 @@ export class EpisodeRecorder {
   readonly episode: BfclEpisode;
   private readonly recorder: CallRecorder;
   private readonly steps: StepRecord[][] = [[]];
+  /** training only: the interface parts left out of the episode's prompts (see Trajectory) */
+  interfaceDropped: readonly string[] = [];
 
   constructor(
     readonly task: BfclTask,
@@ -82,6 +84,11 @@ export class EpisodeRecorder {
 
   /** The trajectory with the official verdict (replayed on fresh instances, as the evaluator does). */
   finish(): Trajectory {
+    const t = this.assemble();
+    return this.interfaceDropped.length > 0 ? { ...t, interfaceDropped: this.interfaceDropped } : t;
+  }
+
+  private assemble(): Trajectory {
     let checked: ReturnType<typeof checkWithDetail>;
     try {
       checked = checkWithDetail(this.task, this.episode.modelResult(), this.data);

@@ -8,6 +8,7 @@
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE } from '../envs/bfcl/episode.js';
 import type { ChatMessage, Completion, Policy, SamplingOptions } from '../policy/policy.js';
+import { fitInterface } from '../seal/interface/budget.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import {
   decorateSystemPrompt,
@@ -84,25 +85,48 @@ export async function rolloutTranscript(
   });
   const ep = rec.episode;
   const first = ep.observe();
+  const turnMessages = (obs: typeof first): ChatMessage[] =>
+    obs.functionsAdded
+      ? [
+          {
+            role: 'user',
+            content: format.addedFunctionsMessage(obs.functionsAdded, ADDITIONAL_FUNCTION_MESSAGE),
+          },
+        ]
+      : obs.messages.map((m): ChatMessage => ({ role: 'user', content: m.content }));
+  const systemFor = (state: InterfaceState | undefined): ChatMessage => {
+    if (!ti || !state) return { role: 'system', content: format.systemPrompt([...first.tools]) };
+    const base = format.systemPrompt(decorateTools(ti.ctx, state, first.tools, format.schemaShown));
+    return { role: 'system', content: decorateSystemPrompt(ti.ctx, state, base) };
+  };
+  // A policy with a prompt budget is shown as much of the interface as fits its first prompt
+  // (interface/budget.ts); what was left out goes into the trajectory.
+  let shownState = ti?.state;
+  if (ti && policy.promptLength) {
+    const measure = policy.promptLength;
+    const fitted = fitInterface(
+      ti.state,
+      (state) => {
+        const { tokens, budget } = measure({
+          ...options.sampling,
+          messages: [systemFor(state), ...turnMessages(first)],
+        });
+        return tokens <= budget;
+      },
+      format.schemaShown,
+    );
+    shownState = fitted.state;
+    if (fitted.dropped.length > 0) rec.interfaceDropped = fitted.dropped;
+  }
   const shownTools = (tools: typeof first.tools) =>
-    ti ? decorateTools(ti.ctx, ti.state, tools, format.schemaShown) : [...tools];
-  const basePrompt = format.systemPrompt(shownTools(first.tools));
-  const messages: ChatMessage[] = [
-    { role: 'system', content: ti ? decorateSystemPrompt(ti.ctx, ti.state, basePrompt) : basePrompt },
-  ];
+    ti && shownState ? decorateTools(ti.ctx, shownState, tools, format.schemaShown) : [...tools];
+  const messages: ChatMessage[] = [systemFor(shownState)];
 
   let running = true;
   while (running) {
     const obs = ep.observe();
     const tools = shownTools(obs.tools);
-    if (obs.functionsAdded) {
-      messages.push({
-        role: 'user',
-        content: format.addedFunctionsMessage(obs.functionsAdded, ADDITIONAL_FUNCTION_MESSAGE),
-      });
-    } else {
-      for (const m of obs.messages) messages.push({ role: 'user', content: m.content });
-    }
+    messages.push(...turnMessages(obs));
     const toolNames = obs.functions.map((f) => f.name);
     for (;;) {
       const completion = await policy.complete(
@@ -121,7 +145,7 @@ export async function rolloutTranscript(
         const records = rec.lastStep()!.calls;
         const shown = outcome.results.map((r, i) =>
           ti
-            ? decorateToolResult(ti.ctx, ti.state, r, {
+            ? decorateToolResult(ti.ctx, shownState!, r, {
                 call: decoded.calls[i]!,
                 ...(records[i]?.name ? { name: records[i]!.name! } : {}),
                 issues: [...(records[i]?.argumentIssues ?? [])],
@@ -139,7 +163,7 @@ export async function rolloutTranscript(
       if (decoded.kind === 'parse_error' && (options.onParseError ?? 'end_turn') === 'reply' && ep.canRetry) {
         rec.rejectStep(decoded.error, meta);
         const help = ti
-          ? parseFailureHelp(ti.ctx, ti.state, {
+          ? parseFailureHelp(ti.ctx, shownState!, {
               skeleton: CALL_SKELETONS[format.format],
               toolNames,
               error: decoded.error,

@@ -52,8 +52,21 @@ export interface Completion {
   readonly latencyMs: number;
 }
 
+/** How long a request's prompt is in a policy's own encoding, and the most it keeps uncut. */
+export interface PromptLength {
+  readonly tokens: number;
+  /** prompt tokens the policy keeps; a longer prompt is cut (the embedded model: from the left) */
+  readonly budget: number;
+}
+
 export interface Policy {
   /** a short name for records and tables (the model name for a server) */
   readonly name: string;
   complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion>;
+  /**
+   * Optional: the request's prompt length against the policy's prompt budget, for a policy with a
+   * small context (the embedded model). The training interface is fitted to it; a policy without
+   * it (a server) is shown the whole interface.
+   */
+  readonly promptLength?: (request: CompletionRequest) => PromptLength;
 }

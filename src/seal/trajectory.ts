@@ -75,6 +75,11 @@ export interface Trajectory {
   readonly forceQuit: boolean;
   /** set when checking itself failed (the rollout is then not the policy's fault) */
   readonly checkerError?: string;
+  /**
+   * training only: the interface parts left out so that the first prompt fit the policy's prompt
+   * budget, in the order dropped (interface/budget.ts); absent when the whole interface was shown
+   */
+  readonly interfaceDropped?: readonly string[];
 }
 
 /**

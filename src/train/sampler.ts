@@ -5,7 +5,7 @@
  * logprobs), with the time spent waiting for it.
  */
 import { mixSeed } from '../envs/mini/index.js';
-import type { Completion, CompletionRequest, Policy } from '../policy/policy.js';
+import type { Completion, CompletionRequest, Policy, PromptLength } from '../policy/policy.js';
 import type { SampledStep } from './sequences.js';
 
 export class RolloutSampler implements Policy {
@@ -13,12 +13,14 @@ export class RolloutSampler implements Policy {
   readonly steps: SampledStep[] = [];
   /** milliseconds spent waiting for completions */
   waitedMs = 0;
+  readonly promptLength?: (request: CompletionRequest) => PromptLength;
 
   constructor(
     private readonly inner: Policy,
     private readonly seed: number,
   ) {
     this.name = inner.name;
+    if (inner.promptLength) this.promptLength = inner.promptLength;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {

@@ -1,8 +1,15 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../src/agent/formats/index.js';
 import { rollout } from '../../src/agent/rollout.js';
+import { BASE_CHECKPOINT_DIR, TOKENIZER_FILE } from '../../src/policy/embedded/checkpoint.js';
+import { embeddedPromptLength } from '../../src/policy/embedded/policy.js';
+import { Tokenizer } from '../../src/policy/embedded/tokenizer.js';
 import { OpenAiCompatiblePolicy } from '../../src/policy/openai.js';
-import { initialInterfaceState, trainingContext } from '../../src/seal/interface.js';
+import type { ChatMessage, Policy } from '../../src/policy/policy.js';
+import { dropOrder } from '../../src/seal/interface/budget.js';
+import { AFFORDANCE_LINE, initialInterfaceState, trainingContext } from '../../src/seal/interface.js';
 import { bfclPlayer } from '../support/bfclPlayer.js';
 import { type FakeScript, startFakeModelServer } from '../support/fakeModelServer.js';
 import { sharedData } from '../support/golden.js';
@@ -123,6 +130,63 @@ describe('rollout loop', () => {
       expect(server.requests.length).toBe(21);
       expect(t.forceQuit).toBe(true);
       expect(t.turns[0]!.steps).toHaveLength(21);
+    } finally {
+      await server.close();
+    }
+  });
+  it('a policy with a prompt budget is shown as much of the interface as its first prompt fits', async () => {
+    const tok = Tokenizer.fromJSON(
+      JSON.parse(readFileSync(join(BASE_CHECKPOINT_DIR, TOKENIZER_FILE), 'utf8')),
+    );
+    const server = await startFakeModelServer(bfclPlayer(data, { [task.id]: 'gt' }, 'hermes'));
+    // the server's model, measured with the embedded tokenizer at a chosen context length
+    const budgeted = (contextLength: number): Policy => {
+      const p = policyFor(server.url);
+      return {
+        name: p.name,
+        complete: (r, s) => p.complete(r, s),
+        promptLength: (r) => embeddedPromptLength(tok, contextLength, r),
+      };
+    };
+    const firstPrompt = (i: number) =>
+      embeddedPromptLength(tok, 1 << 20, {
+        messages: server.requests[i]!.messages!.slice(0, 2) as unknown as ChatMessage[],
+      }).tokens;
+    const state = initialInterfaceState({
+      alwaysOn: ['requiredMarks', 'allowedValues', 'instruction', 'affordance'],
+    });
+    const format = formatAdapter('hermes');
+    const train = (policy: Policy) =>
+      rollout(task, data, policy, { format, trainingInterface: { ctx: trainingContext(), state } });
+    try {
+      // room enough: nothing dropped, nothing recorded
+      const roomy = await train(budgeted(1 << 20));
+      expect(roomy.interfaceDropped).toBeUndefined();
+      const whole = firstPrompt(0);
+      let at = server.requests.length;
+      await rollout(task, data, policyFor(server.url), { format });
+      const plain = firstPrompt(at);
+      const plainSystem = systemOf(server.requests[at]!);
+      expect(whole).toBeGreaterThan(plain);
+
+      // one token short of the whole interface: the first part in drop order goes, the rest stays
+      const budget = whole - 1;
+      at = server.requests.length;
+      const half = await train(budgeted(budget + 129)); // 128 tokens for the completion, 1 for the marker
+      const dropped = half.interfaceDropped ?? [];
+      const order = dropOrder(state, format.schemaShown);
+      expect(order).toEqual(['affordance', 'instruction', 'allowedValues', 'requiredMarks']);
+      expect(dropped).toEqual(['affordance']);
+      expect(systemOf(server.requests[at]!)).not.toContain(AFFORDANCE_LINE);
+      expect(firstPrompt(at)).toBeLessThanOrEqual(budget);
+      expect(half.reward).toBe(1);
+
+      // not even the environment's prompt fits: all of the interface goes, and the policy is sent
+      // exactly the prompt it gets without the interface
+      at = server.requests.length;
+      const tight = await train(budgeted(plain + 100));
+      expect(tight.interfaceDropped).toEqual(order);
+      expect(systemOf(server.requests[at]!)).toBe(plainSystem);
     } finally {
       await server.close();
     }

@@ -8,9 +8,10 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCheckpoint, MODEL_FILE, sha256Hex, TOKENIZER_FILE } from '../../policy/embedded/checkpoint.js';
 import type { Gpt, Kernels } from '../../policy/embedded/model.js';
-import { EmbeddedPolicy } from '../../policy/embedded/policy.js';
+import { EmbeddedPolicy, embeddedPromptLength } from '../../policy/embedded/policy.js';
 import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../../policy/embedded/pool.js';
 import type { Tokenizer } from '../../policy/embedded/tokenizer.js';
+import type { CompletionRequest } from '../../policy/policy.js';
 import { writeAtomic, writeJsonAtomic } from '../../util/files.js';
 import type {
   AdamParams,
@@ -134,7 +135,12 @@ export class EmbeddedLearner implements Learner {
     if (this.opts.samplerWorkers <= 1) {
       await this.sampler?.close();
       const inner = new DerivedSeedPolicy(new EmbeddedPolicy(this.model, this.tokenizer, { name }));
-      this.sampler = { name, complete: (r, s) => inner.complete(r, s), close: async () => {} };
+      this.sampler = {
+        name,
+        complete: (r, s) => inner.complete(r, s),
+        ...(inner.promptLength ? { promptLength: inner.promptLength } : {}),
+        close: async () => {},
+      };
       return this.sampler;
     }
     const dir = this.opts.samplerDir;
@@ -151,7 +157,14 @@ export class EmbeddedLearner implements Learner {
       }
       return pool;
     }
-    this.sampler = await EmbeddedPolicyPool.start(dir, { name, workers: this.opts.samplerWorkers });
+    // the threads' tokenizer and context are this thread's: the prompt length is measured here
+    const promptLength = (r: CompletionRequest) =>
+      embeddedPromptLength(this.tokenizer, this.model.config.contextLength, r);
+    this.sampler = await EmbeddedPolicyPool.start(dir, {
+      name,
+      workers: this.opts.samplerWorkers,
+      promptLength,
+    });
     return this.sampler;
   }
 

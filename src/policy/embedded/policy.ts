@@ -5,7 +5,7 @@
  * has no native tool calling: tools are described in the prompt and calls parsed from the text.
  */
 import { Rng } from '../../util/rng.js';
-import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
+import type { ChatMessage, Completion, CompletionRequest, Policy, PromptLength } from '../policy.js';
 import type { Gpt } from './model.js';
 import {
   checkJob,
@@ -67,6 +67,29 @@ export function messageText(m: ChatMessage): { role: ChatRole; content: string }
   return { role: m.role, content: m.content };
 }
 
+/** the default `completionRoom` */
+export const DEFAULT_COMPLETION_ROOM = 128;
+
+/** Prompt tokens kept for a context of `contextLength` with `room` tokens wanted for the completion. */
+export function promptBudget(contextLength: number, room: number): number {
+  return contextLength - Math.min(room, contextLength >> 2) - 1;
+}
+
+/**
+ * A request's prompt length in the embedded encoding (its messages, without the generation
+ * prompt) against the budget `promptIds` keeps uncut: what the training interface is fitted to.
+ */
+export function embeddedPromptLength(
+  tokenizer: Tokenizer,
+  contextLength: number,
+  request: CompletionRequest,
+  completionRoom = DEFAULT_COMPLETION_ROOM,
+): PromptLength {
+  const tokens = encodeChat(tokenizer, request.messages.map(messageText)).ids.length;
+  const room = Math.min(completionRoom, request.maxTokens ?? Number.POSITIVE_INFINITY);
+  return { tokens, budget: promptBudget(contextLength, room) };
+}
+
 /** The tools alone fill the context: a setting to change, not a model failure. */
 export class ContextOverflowError extends Error {}
 
@@ -90,7 +113,7 @@ export class EmbeddedPolicy implements Policy {
     this.name = opts.name ?? 'embedded';
     this.seeds = new Rng(opts.seed ?? 0);
     this.defaultMaxTokens = opts.defaultMaxTokens ?? 256;
-    this.completionRoom = opts.completionRoom ?? 128;
+    this.completionRoom = opts.completionRoom ?? DEFAULT_COMPLETION_ROOM;
     this.prefixCache = opts.prefixCache === false ? undefined : new PrefixCache(model, opts.prefixCache);
     this.maxBatch = Math.max(1, opts.maxBatch ?? 64);
   }
@@ -104,7 +127,7 @@ export class EmbeddedPolicy implements Policy {
   promptIds(messages: readonly ChatMessage[], room = this.completionRoom): number[] {
     const parts = messages.map((m) => encodeChat(this.tokenizer, [messageText(m)]).ids);
     const ctx = this.model.config.contextLength;
-    const budget = ctx - Math.min(room, ctx >> 2) - 1;
+    const budget = promptBudget(ctx, room);
     const head = messages[0]?.role === 'system' ? 1 : 0;
     const system = parts.slice(0, head).flat();
     const start = windowStart(
@@ -126,6 +149,14 @@ export class EmbeddedPolicy implements Policy {
     ids.push(this.tokenizer.special('<|assistant|>'));
     return ids;
   }
+
+  readonly promptLength = (request: CompletionRequest): PromptLength =>
+    embeddedPromptLength(
+      this.tokenizer,
+      this.model.config.contextLength,
+      { ...request, maxTokens: request.maxTokens ?? this.defaultMaxTokens },
+      this.completionRoom,
+    );
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     signal?.throwIfAborted();

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { type ErrorClass, type RemoteError, ThreadPool } from '../../util/thread-pool.js';
 import { type Waiter, WaitQueue } from '../../util/wait-queue.js';
-import type { ChatMessage, Completion, CompletionRequest, Policy } from '../policy.js';
+import type { ChatMessage, Completion, CompletionRequest, Policy, PromptLength } from '../policy.js';
 import { CheckpointError } from './checkpoint.js';
 import { ContextOverflowError, type EmbeddedPolicyOptions, messageText } from './policy.js';
 
@@ -49,6 +49,11 @@ export interface EmbeddedPolicyPoolOptions extends EmbeddedPolicyOptions {
    * round of 64 mini rollouts: 5.6-6.2 s at 8, 8.1-9.4 s at 64, 6.4-6.7 s one at a time)
    */
   readonly maxBatch?: number;
+  /**
+   * the prompt length in the threads' encoding (`embeddedPromptLength` on the same tokenizer and
+   * context), measured in this thread: the pool's `promptLength`; absent, the pool has none
+   */
+  readonly promptLength?: (request: CompletionRequest) => PromptLength;
 }
 
 /** the default `maxBatch` of a pool's threads */
@@ -76,12 +81,14 @@ export function withDerivedSeed(baseSeed: number, request: CompletionRequest): C
  */
 export class DerivedSeedPolicy implements Policy {
   readonly name: string;
+  readonly promptLength?: (request: CompletionRequest) => PromptLength;
 
   constructor(
     private readonly inner: Policy,
     private readonly baseSeed = 0,
   ) {
     this.name = inner.name;
+    if (inner.promptLength) this.promptLength = inner.promptLength;
   }
 
   complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -122,6 +129,7 @@ export class EmbeddedPolicyPool implements Policy {
     private readonly threads: ThreadPool<SamplerRequest, SamplerReply, SamplerWorkerInfo>,
     private sha: string,
     private readonly maxBatch: number,
+    readonly promptLength?: (request: CompletionRequest) => PromptLength,
   ) {}
 
   /** the policy's name (it changes with `reload`) */
@@ -142,7 +150,8 @@ export class EmbeddedPolicyPool implements Policy {
     const n = opts.workers ?? 2;
     if (!Number.isInteger(n) || n < 1)
       throw new Error('EmbeddedPolicyPool: workers must be a positive integer');
-    const { seed = 0, workers: _, ...options } = opts;
+    // the meter is a function: it stays in this thread
+    const { seed = 0, workers: _, promptLength, ...options } = opts;
     const threads = await ThreadPool.start<
       SamplerRequest,
       SamplerReply,
@@ -161,7 +170,14 @@ export class EmbeddedPolicyPool implements Policy {
       throw new CheckpointError(`${dir} changed while it was loading; try again once it is written`);
     }
     const maxBatch = Math.max(1, opts.maxBatch ?? POOL_MAX_BATCH);
-    return new EmbeddedPolicyPool(opts.name ?? 'embedded', seed, threads, [...shas][0]!, maxBatch);
+    return new EmbeddedPolicyPool(
+      opts.name ?? 'embedded',
+      seed,
+      threads,
+      [...shas][0]!,
+      maxBatch,
+      promptLength,
+    );
   }
 
   get workers(): number {
