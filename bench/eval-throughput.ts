@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { formatAdapter } from '../src/agent/formats/index.js';
 import { mapConcurrent, rollout } from '../src/agent/rollout.js';
 import { CallRecorder } from '../src/agent/trajectory.js';
+import { resolveDataDir } from '../src/envs/bfcl/data/locate.js';
 import { loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { OpenAiCompatiblePolicy } from '../src/policy/openai.js';
 import type { Completion, CompletionRequest, Policy } from '../src/policy/policy.js';
@@ -20,8 +21,8 @@ const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(n) ? args[args.indexOf(n) + 1]! : d);
 const nTasks = Number(opt('--tasks', '60'));
 const rounds = Number(opt('--rounds', '3'));
-const dataDir =
-  process.env.SEAL_BFCL_DATA ?? join(import.meta.dirname, '..', '..', 'shared', 'bfcl-v3', 'data');
+// the data as seal finds it: $SEAL_BFCL_DATA, else the `seal data pull bfcl` cache
+const dataDir = resolveDataDir(undefined);
 const data = loadBfclData(dataDir);
 const tasks = data.split.test.slice(0, nTasks).map((id) => data.byId.get(id)!);
 

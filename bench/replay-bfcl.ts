@@ -10,16 +10,15 @@
  */
 import { join } from 'node:path';
 import { checkTask } from '../src/envs/bfcl/checker.js';
+import { resolveDataDir } from '../src/envs/bfcl/data/locate.js';
 import { loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { TaskEnvironment } from '../src/envs/bfcl/executor.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(n) ? args[args.indexOf(n) + 1]! : d);
 const rounds = Number(opt('--rounds', '5'));
-const dataDir = opt(
-  '--data-dir',
-  process.env.SEAL_BFCL_DATA ?? join(import.meta.dirname, '..', '..', 'shared', 'bfcl-v3', 'data'),
-);
+// the data as seal finds it: --data-dir, else $SEAL_BFCL_DATA, else the `seal data pull bfcl` cache
+const dataDir = resolveDataDir(args.includes('--data-dir') ? opt('--data-dir', '') : undefined);
 
 const data = loadBfclData(dataDir);
 const constants = data.longContextConstants();

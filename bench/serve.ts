@@ -32,6 +32,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
+import { resolveDataDir } from '../src/envs/bfcl/data/locate.js';
 import { type BfclData, loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import type { LoopDelayMs } from '../src/server/loop-delay.js';
@@ -57,8 +58,8 @@ const checkpoint = 1000;
 const ROOT = join(import.meta.dirname, '..');
 /** the server to load: this build's, or another build's bin/seal.js (to compare builds with one generator) */
 const bin = resolvePath(opt('--bin', join(ROOT, 'bin', 'seal.js')));
-const dataDir =
-  process.env.SEAL_BFCL_DATA ?? join(import.meta.dirname, '..', '..', 'shared', 'bfcl-v3', 'data');
+// the data as seal finds it: $SEAL_BFCL_DATA, else the `seal data pull bfcl` cache
+const dataDir = resolveDataDir(undefined);
 const data: BfclData = suite === 'mini' ? loadMiniSuite() : loadBfclData(dataDir);
 
 /** Per task: the assistant messages of its ground-truth episode, already JSON. */
