@@ -1,14 +1,3 @@
-/**
- * Benchmark: replay and check all 800 BFCL tasks. Prints calls/s and tasks/s for
- *   (a) executing every ground-truth call on fresh instances (the environment alone), and
- *   (b) the official checker on the ground truth (model + ground-truth instances, state and
- *       response checks),
- * as medians over several rounds, plus the ratio (b)/(a): how much the checker costs on top of
- * execution, measured in the same run so machine noise cancels.
- *
- *   npm run bench -- [--rounds 5] [--data-dir DIR]
- */
-import { join } from 'node:path';
 import { checkTask } from '../src/envs/bfcl/checker.js';
 import { resolveDataDir } from '../src/envs/bfcl/data/locate.js';
 import { loadBfclData } from '../src/envs/bfcl/data/tasks.js';
