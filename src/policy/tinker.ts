@@ -12,6 +12,7 @@
  */
 import type { SamplingClient } from '../learner/tinker/client.js';
 import type { Renderer, RenderMessage } from '../render/renderer.js';
+import { Semaphore } from '../util/semaphore.js';
 import type { Completion, CompletionRequest, NativeToolCall, Policy } from './policy.js';
 
 export interface TinkerPolicyOptions {
@@ -25,26 +26,6 @@ export interface TinkerPolicyOptions {
   readonly enableThinking?: boolean;
   /** frees what the sampler holds (called once by close) */
   readonly onClose?: () => Promise<void> | void;
-}
-
-/** A counting semaphore: at most `limit` holders at once, the rest wait in order. */
-class Slots {
-  private free: number;
-  private readonly waiting: (() => void)[] = [];
-  constructor(limit: number) {
-    this.free = limit;
-  }
-  async run<T>(f: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((r) => this.waiting.push(r));
-    try {
-      return await f();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    }
-  }
 }
 
 const TOOL_CALL_BLOCK = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g;
@@ -119,7 +100,7 @@ export function promptIdsOf(
 
 export class TinkerPolicy implements Policy {
   readonly name: string;
-  private readonly slots: Slots;
+  private readonly slots: Semaphore;
   private closed = false;
 
   constructor(
@@ -128,7 +109,7 @@ export class TinkerPolicy implements Policy {
     private readonly opts: TinkerPolicyOptions,
   ) {
     this.name = opts.name;
-    this.slots = new Slots(opts.maxInFlight ?? 64);
+    this.slots = new Semaphore(opts.maxInFlight ?? 64);
   }
 
   /** the prompt ids of a request: what `complete` sends */

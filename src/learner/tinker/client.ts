@@ -11,6 +11,8 @@
  * each with its own seq_id. A submission that is never accepted breaks the model's sequence (the
  * server would wait for that seq_id forever), so every later call fails with that cause.
  */
+
+import { Semaphore } from '../../util/semaphore.js';
 import {
   chunkDatums,
   type LossSpec,
@@ -138,33 +140,16 @@ function queueObserver(session: TinkerSession): Pick<FutureOptions, 'onQueueStat
   return observe ? { onQueueState: observe } : {};
 }
 
-/** at most `slots` calls of `run` at once; the rest wait in order */
-class Limiter {
-  private readonly waiting: (() => void)[] = [];
-  constructor(private slots: number) {}
-  async run<T>(f: () => Promise<T>): Promise<T> {
-    if (this.slots > 0) this.slots--;
-    else await new Promise<void>((r) => this.waiting.push(r));
-    try {
-      return await f();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.slots++;
-    }
-  }
-}
-
 /** The service: one session, its heartbeat, and the models and sampling sessions made in it. */
 export class TinkerClient {
   private fwdWire: 'json' | 'proto';
 
   /** @internal samples in flight, within the server's `sample_max_concurrent_requests` */
-  readonly sampleLimiter: Limiter;
+  readonly sampleLimiter: Semaphore;
 
   private constructor(readonly session: TinkerSession) {
     this.fwdWire = session.options.wire === 'json' ? 'json' : 'proto';
-    this.sampleLimiter = new Limiter(session.config.sampleMaxConcurrentRequests);
+    this.sampleLimiter = new Semaphore(session.config.sampleMaxConcurrentRequests);
   }
 
   /** client/config, create_session and the heartbeat; options over TINKER_BASE_URL / TINKER_API_KEY */
