@@ -68,6 +68,12 @@ export const TRAIN_SCHEMA = z
       .describe(
         'supervised anchor (PPO-ptx, beyond the paper): coefficient of the cross-entropy on demonstrations of freshly generated training tasks, one step of it every round, added to the policy-gradient update where there is one (0: off; mini suite only, off by default on others)',
       ),
+    policyGradient: z
+      .boolean()
+      .default(true)
+      .describe(
+        "false: the policy-gradient term is left out of every update and only the supervised anchor trains (rollouts are still sampled and recorded): the control a claim of learning from reward needs",
+      ),
     anchorDemos: int(1, 256)
       .default(8)
       .describe("demonstrations in each round's step of the supervised anchor"),
@@ -208,6 +214,10 @@ export function checkTrainConfig(config: TrainConfig): void {
   if (config.anchorCoef > 0 && config.suite !== 'mini')
     throw new SettingsError(
       `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
+    );
+  if (!config.policyGradient && config.anchorCoef === 0)
+    throw new SettingsError(
+      'policyGradient false with anchorCoef 0 leaves nothing to train; set an anchorCoef above 0 (the supervised control), or lr 0 to sample a frozen policy',
     );
 }
 

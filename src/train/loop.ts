@@ -207,7 +207,8 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     const sampled = await sampleRound(ctx, plan, round, tasks, state.interface);
     const diagnosed = diagnoseRound(plan, sampled.played);
     const credit = creditRound(c, plan.switches, sampled.played);
-    const learned = await learnRound(ctx, round, credit.datums);
+    // the anchor-only control trains on the anchor alone; its rollouts still say how it samples
+    const learned = await learnRound(ctx, round, c.policyGradient ? credit.datums : []);
     const next = nextInterface(c, plan.switches, round, state.interface, diagnosed.snapshot);
     const saved = await saveRound(ctx, plan, round);
     const recorded = recordRound(ctx, plan, {

@@ -80,6 +80,7 @@ const STATE = z.object({
 const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
   kernels: 'wasm',
   revisit: 0,
+  policyGradient: true,
   learner: 'embedded',
   format: 'auto',
   loraRank: 32,

@@ -311,4 +311,22 @@ describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, ()
       expect(r.learner.anchor!.loss).toBeGreaterThan(0);
     }
   });
+
+  it('policyGradient false: the anchor alone trains, on the rollouts and demonstrations of the run with reward', async () => {
+    const over = { seed: 2, rounds: 2, tasksPerRound: 3, validateEvery: 0, anchorCoef: 1, anchorDemos: 2 };
+    const withPg = await play('vanilla', over);
+    const control = await play('vanilla', { ...over, policyGradient: false });
+    // round 1 samples the same start weights: the same rollouts, and the same anchor batch
+    const r1 = (p: Played) => p.rollouts.filter((r) => r.round === 1).map((r) => [r.taskId, r.reward]);
+    expect(r1(control)).toEqual(r1(withPg));
+    expect(control.rounds[0]!.learner.anchor).toEqual(withPg.rounds[0]!.learner.anchor);
+    // the run with reward had a policy-gradient batch; the control trains on nothing else
+    expect(withPg.rounds.some((r) => r.learner.tokens > 0)).toBe(true);
+    for (const r of control.rounds) {
+      expect(r.learner.tokens).toBe(0);
+      expect(r.learner.sequences).toBe(0);
+      expect(r.learner.steps).toBe(1);
+      expect(r.learner.anchor!.tokens).toBeGreaterThan(0);
+    }
+  });
 });

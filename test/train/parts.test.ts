@@ -290,6 +290,9 @@ describe('configuration', () => {
     expect(() => resolveConfig(undefined, { anchorCoef: 1, suite: 'bfcl' })).toThrow(
       /anchorCoef needs the mini suite/,
     );
+    expect(() => resolveConfig(undefined, { policyGradient: false, anchorCoef: 0 })).toThrow(
+      /leaves nothing to train; set an anchorCoef above 0/,
+    );
     // the anchor is on by default on mini, and off by default elsewhere
     expect(resolveConfig(undefined, {}).config.anchorCoef).toBe(1);
     const bfcl = resolveConfig(undefined, { suite: 'bfcl' });
