@@ -72,7 +72,7 @@ export const TRAIN_SCHEMA = z
       .boolean()
       .default(true)
       .describe(
-        "false: the policy-gradient term is left out of every update and only the supervised anchor trains (rollouts are still sampled and recorded): the control a claim of learning from reward needs",
+        'false: the policy-gradient term is left out of every update and only the supervised anchor trains (rollouts are still sampled and recorded): the control a claim of learning from reward needs',
       ),
     anchorDemos: int(1, 256)
       .default(8)
