@@ -16,6 +16,7 @@ import { registerTrain } from '../src/cli/train.js';
 import { registerVerify } from '../src/cli/verify.js';
 import { EVAL_SETTINGS } from '../src/eval/config.js';
 import { TRAIN_SETTINGS } from '../src/train/config.js';
+import { EXPERIMENT_SETTINGS } from '../src/train/experiment.js';
 import { UsageError } from '../src/util/errors.js';
 import { SAMPLING_SHAPE, TEMPERATURE_MAX } from '../src/util/fragments.js';
 import { flagOf, Settings } from '../src/util/settings.js';
@@ -47,6 +48,16 @@ describe('flags declared once', () => {
       [['verify'], ['suite', 'results', 'groundTruth', 'split', 'json', 'out', 'diagnose', 'dataDir']],
       [['report'], ['out', 'rollouts', 'maxChars']],
       [
+        ['experiment'],
+        [
+          ...EXPERIMENT_SETTINGS.keys,
+          ...TRAIN_SETTINGS.keys.filter((k) => k !== 'method' && k !== 'seed'),
+          'config',
+          'dataDir',
+          'quiet',
+        ],
+      ],
+      [
         ['data', 'pull'],
         ['dest', 'baseUrl'],
       ],
@@ -66,6 +77,27 @@ describe('flags declared once', () => {
       help(c, '--suite')!.replace(/ \(default \w+\)$/, ''),
     );
     expect(new Set(suite).size).toBe(1);
+  });
+
+  it("experiment's lists: each item checked, named by its place, the defaults all five methods and seeds 1-3", () => {
+    expect(EXPERIMENT_SETTINGS.defaults).toEqual({
+      methods: ['seal', 'vanilla', 'no-env', 'no-reweight', 'no-closed-loop'],
+      seeds: [1, 2, 3],
+      out: 'runs/experiment',
+    });
+    expect(EXPERIMENT_SETTINGS.ofFlags({ methods: ' vanilla, seal ', seeds: '6,7' })).toMatchObject({
+      methods: ['vanilla', 'seal'],
+      seeds: [6, 7],
+    });
+    expect(() => EXPERIMENT_SETTINGS.ofFlags({ methods: 'seal,fancy' })).toThrow(
+      /^--methods: methods item 2: unknown method "fancy"; choose from seal, vanilla/,
+    );
+    expect(() => EXPERIMENT_SETTINGS.ofFlags({ seeds: '1,-2' })).toThrow(
+      /--seeds: seeds item 2: a seed is an integer >= 0/,
+    );
+    expect(() => EXPERIMENT_SETTINGS.ofFlags({ seeds: ' , ' })).toThrow(
+      /--seeds: seeds: give a comma-separated list/,
+    );
   });
 
   it('the temperature is in [0, 2] for a policy and in [0.05, 2] for training rollouts', () => {

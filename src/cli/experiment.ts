@@ -9,27 +9,18 @@ import type { Command } from 'commander';
 import { loadSuite } from '../envs/suites.js';
 import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_SETTINGS } from '../train/config.js';
-import { collectResults, experimentTable, pairedTables, runDirName } from '../train/experiment.js';
-import { METHODS, type Method, RUN_FILES } from '../train/record.js';
+import {
+  collectResults,
+  EXPERIMENT_SETTINGS,
+  experimentTable,
+  pairedTables,
+  runDirName,
+} from '../train/experiment.js';
+import { RUN_FILES } from '../train/record.js';
 import { RunFolder } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
-import { UsageError } from '../util/errors.js';
-import { addSettingOptions, dataDirOption, parseNumberFlag } from './flags.js';
+import { addSettingOptions, dataDirOption } from './flags.js';
 import { trainHooks } from './train.js';
-
-function parseList<T extends string>(flag: string, text: string, allowed?: readonly T[]): T[] {
-  const items = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (items.length === 0) throw new UsageError(`${flag}: give a comma-separated list`);
-  if (allowed) {
-    const bad = items.filter((i) => !allowed.includes(i as T));
-    if (bad.length)
-      throw new UsageError(`${flag}: unknown ${bad.join(', ')}; choose from ${allowed.join(', ')}`);
-  }
-  return items as T[];
-}
 
 export function registerExperiment(program: Command): void {
   const cmd = program
@@ -37,19 +28,13 @@ export function registerExperiment(program: Command): void {
     .description(
       'Run several methods (default: all five) on the same seeds and config, then print the comparison (mean ± std over seeds)',
     )
-    .option('--methods <list>', `comma-separated methods (default: ${METHODS.join(',')})`)
-    .option('--seeds <list>', 'comma-separated seeds (default: 1,2,3)')
-    .option('--out <dir>', 'experiment folder, one run folder per method and seed (default: runs/experiment)')
     .option('--config <file>', 'YAML file of config keys shared by every run (flags override it)')
     .addOption(dataDirOption())
     .option('--quiet', 'no progress lines');
+  addSettingOptions(cmd, EXPERIMENT_SETTINGS);
   addSettingOptions(cmd, TRAIN_SETTINGS, ['method', 'seed']);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
-    const methods = parseList<Method>('--methods', (opts.methods as string) ?? METHODS.join(','), METHODS);
-    const seeds = parseList('--seeds', (opts.seeds as string) ?? '1,2,3').map((s) =>
-      parseNumberFlag('--seeds', s, { int: true, min: 0 }),
-    );
-    const out = (opts.out as string) ?? 'runs/experiment';
+    const { methods, seeds, out } = EXPERIMENT_SETTINGS.ofFlags(opts);
     const { config, overrides } = resolveConfig(
       opts.config as string | undefined,
       TRAIN_SETTINGS.fromFlags(opts),

@@ -5,13 +5,59 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
 import { PAIRED_HEAD, pairedCells, pairedNote, readVerdicts } from '../eval/compare.js';
 import { type EvaluationPair, pooledComparison } from '../eval/paired.js';
 import type { Summary } from '../eval/summary.js';
 import { markdownTable } from '../eval/table.js';
-import type { Method } from './record.js';
-import { RUN_FILES } from './record.js';
+import { Settings } from '../util/settings.js';
+import { METHODS, type Method, RUN_FILES } from './record.js';
+
+/** a comma-separated flag's text as the list of its items, each checked by `item` */
+const commaList = <T extends z.ZodType<unknown, string>>(item: T) =>
+  z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(item).min(1, 'give a comma-separated list'));
+
+/**
+ * The settings of `seal experiment` beyond the training config it shares with `seal train` (whose
+ * method and seed it replaces by lists), declared once as util/settings.ts reads them.
+ */
+export const EXPERIMENT_SETTINGS = new Settings(
+  z
+    .object({
+      methods: commaList(
+        z.enum(METHODS, {
+          error: (i) => `unknown method "${String(i.input)}"; choose from ${METHODS.join(', ')}`,
+        }),
+      )
+        .default([...METHODS])
+        .meta({ description: 'comma-separated methods', placeholder: 'list' }),
+      seeds: commaList(
+        z
+          .string()
+          .regex(/^\d+$/, 'a seed is an integer >= 0')
+          .transform(Number)
+          .pipe(z.number().max(2 ** 31 - 1)),
+      )
+        .default([1, 2, 3])
+        .meta({ description: 'comma-separated seeds', placeholder: 'list' }),
+      out: z
+        .string()
+        .min(1)
+        .default('runs/experiment')
+        .meta({ description: 'experiment folder, one run folder per method and seed', placeholder: 'dir' }),
+    })
+    .strict(),
+  'flag',
+);
 
 export const runDirName = (method: Method, seed: number): string => `${method}-s${seed}`;
 

@@ -192,11 +192,13 @@ export class Settings<S extends Shape> {
 
   describeIssue(issue: z.core.$ZodIssue, source: string): string {
     const key = issue.path.join('.');
+    // an item of a list: its place, counted from 1, as a user reads the list
+    const at = typeof issue.path[1] === 'number' ? ` item ${issue.path[1] + 1}` : '';
     if (issue.code === 'unrecognized_keys')
       return `${source}: unknown key(s) ${issue.keys.join(', ')}; the keys are: ${this.keys.join(', ')}`;
     const kind = this.has(key) ? this.kind(key) : 'string';
     const allowed = typeof kind === 'object' ? ` (allowed: ${kind.choices.join(', ')})` : '';
-    return `${source}: ${key || 'the file'}: ${issue.message}${allowed}`;
+    return `${source}: ${at ? `${String(issue.path[0])}${at}` : key || 'the file'}: ${issue.message}${allowed}`;
   }
 
   /**
