@@ -2,7 +2,7 @@
  * Benchmark of the embedded model (TypeScript with WebAssembly SIMD kernels, one thread unless said): training
  * tokens/s (forward + backward + Adam, supervised and GRPO with a reference model; on one thread and
  * on the gradient workers; on the WebAssembly kernels, and on the native ones when onnxruntime-node
- * loads, src/policy/embedded/native-ops.ts), sampled tokens/s
+ * loads, src/nn/native-ops.ts), sampled tokens/s
  * (one sequence, a group of 8, and a whole round of rollouts of the mini suite through the embedded
  * policy), and the GFLOP/s of the matmul kernels measured in the same run: the WASM SIMD and
  * scalar JS ones, and the native fp32 ceiling on two threads from onnxruntime-node when it is
@@ -24,13 +24,13 @@ import { CallRecorder } from '../src/agent/trajectory.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { crossEntropy, type GrpoSequence, grpoLoss } from '../src/learner/embedded/losses.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
-import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/policy/embedded/checkpoint.js';
-import { Gpt, type GptConfig, type Kernels } from '../src/policy/embedded/model.js';
-import { NATIVE_INSTALL_HINT, nativeOps } from '../src/policy/embedded/native-ops.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/nn/checkpoint.js';
+import { Gpt, type GptConfig, type Kernels } from '../src/nn/model.js';
+import { NATIVE_INSTALL_HINT, nativeOps } from '../src/nn/native-ops.js';
+import { gemmNT } from '../src/nn/reference-ops.js';
+import { simdOps } from '../src/nn/simd-ops.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
-import { gemmNT } from '../src/policy/embedded/reference-ops.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
-import { simdOps } from '../src/policy/embedded/simd-ops.js';
 import { Rng } from '../src/util/rng.js';
 import { ThreadPool } from '../src/util/thread-pool.js';
 import type { GroupSamplerData, GroupSamplerRequest } from './group-sampler-worker.js';
@@ -230,7 +230,7 @@ const sharedBatch: GrpoSequence[] = batch.map((own, i) => {
 const grpoFlopsPerToken = flopsPerTrainToken + (2 * flopsPerTrainToken) / 6;
 
 // Training on each kernels this machine has: WebAssembly always, native when onnxruntime-node
-// loads (src/policy/embedded/native-ops.ts). Every trainer starts from the same weights.
+// loads (src/nn/native-ops.ts). Every trainer starts from the same weights.
 const nativeKernels = nativeOps();
 if (typeof nativeKernels === 'string') console.log(`native kernels: ${nativeKernels}`);
 const kernelsHere: Kernels[] = typeof nativeKernels === 'string' ? ['wasm'] : ['wasm', 'native'];

@@ -3,7 +3,7 @@
  * benchmark's model and samples the share of a group it is sent (`sampleBatch`), as a sampler
  * thread of the pool does with the requests it takes.
  */
-import { Gpt, type GptConfig } from '../src/policy/embedded/model.js';
+import { Gpt, type GptConfig } from '../src/nn/model.js';
 import { sampleBatch } from '../src/policy/embedded/sampler.js';
 import { serveRequests } from '../src/util/thread-pool.js';
 

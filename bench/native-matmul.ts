@@ -8,7 +8,7 @@
  * installs what this measurement uses without running that script (and without touching
  * package.json or the lock file).
  */
-import { matmulModel } from '../src/policy/embedded/onnx-model.js';
+import { matmulModel } from '../src/nn/onnx-model.js';
 
 /** the slice of onnxruntime-node's API used here */
 interface Ort {

@@ -12,7 +12,7 @@ import { crossEntropy, type SupervisedSequence } from '../src/learner/embedded/l
 import { sharedModel, splitByTokens } from '../src/learner/embedded/parallel.js';
 import { DEFAULT_PRETRAIN_MODEL } from '../src/learner/embedded/pretrain-config.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
-import { Gpt, type GptConfig } from '../src/policy/embedded/model.js';
+import { Gpt, type GptConfig } from '../src/nn/model.js';
 import { Rng } from '../src/util/rng.js';
 
 const args = process.argv.slice(2);

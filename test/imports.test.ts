@@ -70,6 +70,6 @@ describe('imports under src/', () => {
       ['d', ['a']],
     ]);
     expect(circles(made)).toEqual([['a', 'b', 'c']]);
-    expect(graph.get(join(SRC, 'policy/embedded/model.ts'))).toContain(join(SRC, 'policy/embedded/ops.ts'));
+    expect(graph.get(join(SRC, 'nn/model.ts'))).toContain(join(SRC, 'nn/ops.ts'));
   });
 });

@@ -7,7 +7,7 @@ import type { BfclData } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
 import { EVAL_SETTINGS, type EvalConfig } from '../eval/config.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
-import { BASE_CHECKPOINT_DIR, CheckpointError, loadCheckpoint } from '../policy/embedded/checkpoint.js';
+import { BASE_CHECKPOINT_DIR, CheckpointError, loadCheckpoint } from '../nn/checkpoint.js';
 import { EMBEDDED_TOOL_FORMAT, EmbeddedPolicy } from '../policy/embedded/policy.js';
 import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../policy/embedded/pool.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';

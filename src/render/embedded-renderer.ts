@@ -5,8 +5,9 @@
  * has no native tools: its tool-call format puts the tools in the system prompt, so `tools` is not
  * rendered, as the embedded policy ignores a request's tools; nor is `enableThinking`.
  */
+
+import { type ChatRole, encodeChat, type Tokenizer } from '../nn/tokenizer.js';
 import { messageText } from '../policy/embedded/policy.js';
-import { type ChatRole, encodeChat, type Tokenizer } from '../policy/embedded/tokenizer.js';
 import type { ChatMessage } from '../policy/policy.js';
 import {
   type ChatInput,

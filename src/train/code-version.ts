@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FUSED } from '../policy/embedded/kernels/fma.js';
+import { FUSED } from '../nn/kernels/fma.js';
 import type { RunManifest } from './record.js';
 
 /**

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import type { ToolCallFormat } from '../agent/format.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
-import { KERNELS_CHOICES, KERNELS_HELP } from '../policy/embedded/backends.js';
+import { KERNELS_CHOICES, KERNELS_HELP } from '../nn/backends.js';
 import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { readTinkerCheckpoint } from '../learner/tinker/learner.js';
-import { loadCheckpoint } from '../policy/embedded/checkpoint.js';
+import { loadCheckpoint } from '../nn/checkpoint.js';
 import { parseInterfaceState } from '../seal/interface/state.js';
 import { FailureProfile } from '../seal/profile.js';
 import { UserError } from '../util/errors.js';

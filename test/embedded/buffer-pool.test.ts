@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BufferPool } from '../../src/policy/embedded/buffer-pool.js';
-import { Gpt } from '../../src/policy/embedded/model.js';
+import { BufferPool } from '../../src/nn/buffer-pool.js';
+import { Gpt } from '../../src/nn/model.js';
 
 describe('buffer pool', () => {
   it('hands back an array given to it for a request it fits (at most twice as long), else a new one', () => {

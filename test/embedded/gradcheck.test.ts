@@ -5,8 +5,8 @@ import {
   grpoLossAndGrad,
   sequenceLogprobs,
 } from '../../src/learner/embedded/losses.js';
-import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { nativeOps } from '../../src/policy/embedded/native-ops.js';
+import { Gpt, type GptConfig } from '../../src/nn/model.js';
+import { nativeOps } from '../../src/nn/native-ops.js';
 import { Rng } from '../../src/util/rng.js';
 import { randomPreviousMap } from '../support/embedded.js';
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { logprobAndGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
-import { newKvCache, step } from '../../src/policy/embedded/decoding.js';
-import { gemmF32, sgemm } from '../../src/policy/embedded/kernels/gemm.js';
-import { Causal } from '../../src/policy/embedded/kernels/gemm-code.js';
+import { newKvCache, step } from '../../src/nn/decoding.js';
+import { gemmF32, sgemm } from '../../src/nn/kernels/gemm.js';
+import { Causal } from '../../src/nn/kernels/gemm-code.js';
 import {
   heap,
   pinF32,
@@ -11,24 +11,18 @@ import {
   residentAlloc,
   residentFloats,
   residentFree,
-} from '../../src/policy/embedded/kernels/heap.js';
+} from '../../src/nn/kernels/heap.js';
 import {
   colSumAccF32,
   geluBackwardF32,
   geluF32,
   layerNormBackwardF32,
   layerNormF32,
-} from '../../src/policy/embedded/kernels/pointwise.js';
-import { type Arr, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import type { Ops } from '../../src/policy/embedded/ops.js';
-import {
-  colSumAcc,
-  gemmNT,
-  layerNorm,
-  layerNormBackward,
-  referenceOps,
-} from '../../src/policy/embedded/reference-ops.js';
-import { simdOps } from '../../src/policy/embedded/simd-ops.js';
+} from '../../src/nn/kernels/pointwise.js';
+import { type Arr, Gpt, type GptConfig } from '../../src/nn/model.js';
+import type { Ops } from '../../src/nn/ops.js';
+import { colSumAcc, gemmNT, layerNorm, layerNormBackward, referenceOps } from '../../src/nn/reference-ops.js';
+import { simdOps } from '../../src/nn/simd-ops.js';
 import { Rng } from '../../src/util/rng.js';
 
 type Layout = 'NN' | 'NT' | 'TN';

@@ -7,10 +7,10 @@ import {
   sequenceLogprobs,
 } from '../../src/learner/embedded/losses.js';
 import { Trainer } from '../../src/learner/embedded/trainer.js';
-import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { Gpt, type GptConfig } from '../../src/nn/model.js';
+import { Tokenizer } from '../../src/nn/tokenizer.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
 import { sample } from '../../src/policy/embedded/sampler.js';
-import { Tokenizer } from '../../src/policy/embedded/tokenizer.js';
 
 const config: GptConfig = {
   vocabSize: 40,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src/learner/embedded/losses.js';
-import { newKvCache, step, stepBatch } from '../../src/policy/embedded/decoding.js';
-import { allocate, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { newKvCache, step, stepBatch } from '../../src/nn/decoding.js';
+import { allocate, Gpt, type GptConfig } from '../../src/nn/model.js';
 import { pickToken, sample, sampleBatch } from '../../src/policy/embedded/sampler.js';
 import { Rng } from '../../src/util/rng.js';
 import { randomPreviousMap } from '../support/embedded.js';

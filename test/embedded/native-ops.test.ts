@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { crossEntropy } from '../../src/learner/embedded/losses.js';
 import { Trainer } from '../../src/learner/embedded/trainer.js';
-import { resolveKernels } from '../../src/policy/embedded/backends.js';
-import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
-import { nativeOps } from '../../src/policy/embedded/native-ops.js';
-import { referenceOps } from '../../src/policy/embedded/reference-ops.js';
-import { simdOps } from '../../src/policy/embedded/simd-ops.js';
+import { resolveKernels } from '../../src/nn/backends.js';
+import { Gpt, type GptConfig } from '../../src/nn/model.js';
+import { nativeOps } from '../../src/nn/native-ops.js';
+import { referenceOps } from '../../src/nn/reference-ops.js';
+import { simdOps } from '../../src/nn/simd-ops.js';
 import { Rng } from '../../src/util/rng.js';
 
 // CI installs onnxruntime-node (.ci/run), so there these tests run, never skip

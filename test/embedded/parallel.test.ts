@@ -19,7 +19,7 @@ import {
 } from '../../src/learner/embedded/parallel.js';
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
 import { Trainer } from '../../src/learner/embedded/trainer.js';
-import { type Arr, type DType, Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { type Arr, type DType, Gpt, type GptConfig } from '../../src/nn/model.js';
 import { Rng } from '../../src/util/rng.js';
 
 const config: GptConfig = {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pretrain } from '../../src/learner/embedded/pretrain.js';
-import { CheckpointError, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
+import { CheckpointError, loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
 import {
   DerivedSeedPolicy,

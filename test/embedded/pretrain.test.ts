@@ -20,7 +20,7 @@ import {
   pretrain,
   TOKENIZER_FILE,
 } from '../../src/learner/embedded/pretrain.js';
-import { Gpt } from '../../src/policy/embedded/model.js';
+import { Gpt } from '../../src/nn/model.js';
 
 const SEED = 11;
 const N = 24;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/policy/embedded/checkpoint.js';
+import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
 import type { ChatMessage } from '../../src/policy/policy.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeChat, SPECIAL_TOKENS, Tokenizer } from '../../src/policy/embedded/tokenizer.js';
+import { encodeChat, SPECIAL_TOKENS, Tokenizer } from '../../src/nn/tokenizer.js';
 
 const corpus = [
   '<|system|>You can call tools: ls, cd, mkdir, cat.<|end|>',

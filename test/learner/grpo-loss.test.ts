@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type GrpoSequence, grpoLossAndGrad, sequenceLogprobs } from '../../src/learner/embedded/losses.js';
-import { Gpt, type GptConfig } from '../../src/policy/embedded/model.js';
+import { Gpt, type GptConfig } from '../../src/nn/model.js';
 import { Rng } from '../../src/util/rng.js';
 
 const config: GptConfig = {

@@ -1,4 +1,4 @@
-import type { Gpt } from '../../src/policy/embedded/model.js';
+import type { Gpt } from '../../src/nn/model.js';
 import { Rng } from '../../src/util/rng.js';
 
 /**

@@ -14,7 +14,7 @@
  */
 import { logprobAndGrad, tokenLogprob } from '../../src/learner/embedded/losses.js';
 import type { TinkerForwardBackwardInput } from '../../src/learner/tinker/seal-datums.js';
-import { type Arr, allocate, type Gpt } from '../../src/policy/embedded/model.js';
+import { type Arr, allocate, type Gpt } from '../../src/nn/model.js';
 
 export interface TinkerPass {
   /** the summed loss */

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { buildDemonstrations } from '../../src/learner/embedded/demonstrations.js';
 import { EmbeddedLearner } from '../../src/learner/embedded/learner.js';
 import { crossEntropyLoss, lossAndGrad } from '../../src/learner/embedded/losses.js';
-import { BASE_CHECKPOINT_DIR } from '../../src/policy/embedded/checkpoint.js';
-import { Gpt } from '../../src/policy/embedded/model.js';
+import { BASE_CHECKPOINT_DIR } from '../../src/nn/checkpoint.js';
+import { Gpt } from '../../src/nn/model.js';
 import { anchorData } from '../../src/train/anchor.js';
 
 describe('supervised anchor', () => {

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { nativeOps } from '../../src/policy/embedded/native-ops.js';
+import { nativeOps } from '../../src/nn/native-ops.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
 
 const ROUNDS = 2;

@@ -11,7 +11,7 @@ import { CALL_SKELETONS, TOOL_CALL_FORMATS } from '../../src/agent/format.js';
 import type { FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite, mixSeed } from '../../src/envs/mini/index.js';
 import { EmbeddedLearner } from '../../src/learner/embedded/learner.js';
-import { BASE_CHECKPOINT_DIR } from '../../src/policy/embedded/checkpoint.js';
+import { BASE_CHECKPOINT_DIR } from '../../src/nn/checkpoint.js';
 import type { CompletionRequest } from '../../src/policy/policy.js';
 import {
   decorateFunctions,

@@ -3,7 +3,7 @@
  * shared gradient buffer of its own (and GRPO's frozen reference, when given); each request
  * overwrites that buffer with the gradient of its share.
  */
-import { type Arr, Gpt, withWeightsPinned } from '../../policy/embedded/model.js';
+import { type Arr, Gpt, withWeightsPinned } from '../../nn/model.js';
 import { serveRequests } from '../../util/thread-pool.js';
 import { lossOf } from './losses.js';
 import type { GradientReply, GradientRequest, GradientWorkerData, SharedView } from './parallel.js';

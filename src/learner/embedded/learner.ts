@@ -6,11 +6,11 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCheckpoint, MODEL_FILE, sha256Hex, TOKENIZER_FILE } from '../../policy/embedded/checkpoint.js';
-import type { Gpt, Kernels } from '../../policy/embedded/model.js';
+import { loadCheckpoint, MODEL_FILE, sha256Hex, TOKENIZER_FILE } from '../../nn/checkpoint.js';
+import type { Gpt, Kernels } from '../../nn/model.js';
+import type { Tokenizer } from '../../nn/tokenizer.js';
 import { EmbeddedPolicy, embeddedPromptLength } from '../../policy/embedded/policy.js';
 import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../../policy/embedded/pool.js';
-import type { Tokenizer } from '../../policy/embedded/tokenizer.js';
 import type { CompletionRequest } from '../../policy/policy.js';
 import { writeAtomic, writeJsonAtomic } from '../../util/files.js';
 import type {

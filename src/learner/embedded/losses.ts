@@ -13,8 +13,8 @@
  * Pure functions of the model and the batch: nothing here keeps state between calls.
  */
 
-import { logprobAndGradF32, tokenLogprobF32 } from '../../policy/embedded/kernels/pointwise.js';
-import { type Arr, allocate, type ForwardResult, type Gpt } from '../../policy/embedded/model.js';
+import { logprobAndGradF32, tokenLogprobF32 } from '../../nn/kernels/pointwise.js';
+import { type Arr, allocate, type ForwardResult, type Gpt } from '../../nn/model.js';
 import type { ForwardBackwardResult } from '../learner.js';
 import { eachAlone, type PromptGroup, promptGroups } from './shared-prompts.js';
 

@@ -3,7 +3,7 @@
  * corrected, optional decoupled weight decay).
  */
 import { createHash } from 'node:crypto';
-import type { Arr } from '../../policy/embedded/model.js';
+import type { Arr } from '../../nn/model.js';
 
 const ADAM_MAGIC = new TextEncoder().encode('SEALADAM');
 /** the same layout with float64 moments: a resume that continues bit for bit */

@@ -13,14 +13,7 @@
  * Any failure (an exception in a worker, a worker exiting) terminates every thread of the pool and
  * rejects the call; the pool is then closed.
  */
-import {
-  type Arr,
-  allocate,
-  type DType,
-  Gpt,
-  type GptConfig,
-  type Kernels,
-} from '../../policy/embedded/model.js';
+import { type Arr, allocate, type DType, Gpt, type GptConfig, type Kernels } from '../../nn/model.js';
 import { ThreadPool } from '../../util/thread-pool.js';
 import { addSums, type Loss, type LossSpec, type LossSums, type TokenSequence } from './losses.js';
 import { eachAlone, type PromptGroup } from './shared-prompts.js';

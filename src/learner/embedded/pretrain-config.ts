@@ -12,8 +12,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { KERNELS_CHOICES, KERNELS_HELP } from '../../policy/embedded/backends.js';
-import type { GptConfig } from '../../policy/embedded/model.js';
+import { KERNELS_CHOICES, KERNELS_HELP } from '../../nn/backends.js';
+import type { GptConfig } from '../../nn/model.js';
 import { flagOf, type Layer, Settings, SettingsError } from '../../util/settings.js';
 
 /**

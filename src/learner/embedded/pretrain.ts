@@ -20,7 +20,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mixSeed } from '../../envs/mini/index.js';
-import { resolveKernels } from '../../policy/embedded/backends.js';
+import { resolveKernels } from '../../nn/backends.js';
 import {
   type CheckpointConfig,
   CONFIG_FILE,
@@ -29,9 +29,9 @@ import {
   MODEL_FILE,
   sha256Hex,
   TOKENIZER_FILE,
-} from '../../policy/embedded/checkpoint.js';
-import { Gpt } from '../../policy/embedded/model.js';
-import { encodeChat, Tokenizer } from '../../policy/embedded/tokenizer.js';
+} from '../../nn/checkpoint.js';
+import { Gpt } from '../../nn/model.js';
+import { encodeChat, Tokenizer } from '../../nn/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { UserError } from '../../util/errors.js';
 import { writeAtomic } from '../../util/files.js';

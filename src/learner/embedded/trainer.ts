@@ -9,7 +9,7 @@
  * share is summed in worker order (see parallel.ts), which differs from one worker by float
  * rounding only.
  */
-import { type Arr, type Gpt, type Kernels, withWeightsPinned } from '../../policy/embedded/model.js';
+import { type Arr, type Gpt, type Kernels, withWeightsPinned } from '../../nn/model.js';
 import { type Loss, type LossSums, lossAndGrad, type TokenSequence } from './losses.js';
 import { Adam, type AdamOptions, clipGradNorm } from './optim.js';
 import { LazyGradientPool } from './parallel.js';

@@ -4,9 +4,11 @@
  * token ids (including the closing `<|end|>` when produced) and their logprobs are returned. The model
  * has no native tool calling: tools are described in the prompt and calls parsed from the text.
  */
+
+import type { Gpt } from '../../nn/model.js';
+import { type ChatRole, encodeChat, type Tokenizer } from '../../nn/tokenizer.js';
 import { Rng } from '../../util/rng.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy, PromptLength } from '../policy.js';
-import type { Gpt } from './model.js';
 import {
   checkJob,
   PrefixCache,
@@ -15,7 +17,6 @@ import {
   type SampleResult,
   sampleMany,
 } from './sampler.js';
-import { type ChatRole, encodeChat, type Tokenizer } from './tokenizer.js';
 import { windowStart } from './window.js';
 
 /**

@@ -15,10 +15,10 @@
  * next seed of its stream, which depends on the order of the calls.
  */
 import { createHash } from 'node:crypto';
+import { CheckpointError } from '../../nn/checkpoint.js';
 import { type ErrorClass, type RemoteError, ThreadPool } from '../../util/thread-pool.js';
 import { type Waiter, WaitQueue } from '../../util/wait-queue.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy, PromptLength } from '../policy.js';
-import { CheckpointError } from './checkpoint.js';
 import { ContextOverflowError, type EmbeddedPolicyOptions, messageText } from './policy.js';
 
 /** what a sampler thread is started with */

@@ -5,8 +5,9 @@
  * holds (new weights after an update: the thread, its compiled kernels and warm code stay). The
  * pool always sends a seed, so the policy's own seed stream is never used.
  */
+
+import { loadCheckpoint } from '../../nn/checkpoint.js';
 import { serveRequests, toRemoteError } from '../../util/thread-pool.js';
-import { loadCheckpoint } from './checkpoint.js';
 import { EmbeddedPolicy } from './policy.js';
 import type {
   SamplerReply,

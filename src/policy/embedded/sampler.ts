@@ -4,12 +4,12 @@
  * a stop token or the token budget.
  */
 
+import { opsFor } from '../../nn/backends.js';
+import { forkKvCache, freeKv, type KvCache, newKvCache, step, stepBatch } from '../../nn/decoding.js';
+import { type Arr, type Gpt, withWeightsPinned } from '../../nn/model.js';
+import type { Ops } from '../../nn/ops.js';
 import { commonPrefix, startsWith } from '../../util/id-sequences.js';
 import { Rng } from '../../util/rng.js';
-import { opsFor } from './backends.js';
-import { forkKvCache, freeKv, type KvCache, newKvCache, step, stepBatch } from './decoding.js';
-import { type Arr, type Gpt, withWeightsPinned } from './model.js';
-import type { Ops } from './ops.js';
 
 export interface PrefixCacheOptions {
   /**

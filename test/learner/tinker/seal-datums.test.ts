@@ -31,8 +31,8 @@ import {
   trainedTokens,
 } from '../../../src/learner/tinker/seal-datums.js';
 import { crossEntropyStats, policyStats } from '../../../src/learner/tinker/stats.js';
-import { loadCheckpoint } from '../../../src/policy/embedded/checkpoint.js';
-import type { Gpt } from '../../../src/policy/embedded/model.js';
+import { loadCheckpoint } from '../../../src/nn/checkpoint.js';
+import type { Gpt } from '../../../src/nn/model.js';
 import { anchorData } from '../../../src/train/anchor.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
 import { aggregateRollouts, type LossAggregation, packSteps } from '../../../src/train/sequences.js';

@@ -4,7 +4,7 @@
  * on this machine. ops.ts declares what a backend is; the backends import it, and only this file
  * imports them all.
  */
-import { UserError } from '../../util/errors.js';
+import { UserError } from '../util/errors.js';
 import { NATIVE_INSTALL_HINT, nativeOps } from './native-ops.js';
 import type { DType, Kernels, Ops } from './ops.js';
 import { referenceOps } from './reference-ops.js';

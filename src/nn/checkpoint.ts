@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UserError } from '../../util/errors.js';
+import { UserError } from '../util/errors.js';
 import { Gpt, type GptConfig } from './model.js';
 import { Tokenizer } from './tokenizer.js';
 
@@ -18,9 +18,7 @@ export const CONFIG_FILE = 'config.json';
 export const LOG_FILE = 'training.log.jsonl';
 
 /** The base checkpoint shipped with the project (built by the command in its config.json). */
-export const BASE_CHECKPOINT_DIR = fileURLToPath(
-  new URL('../../../checkpoints/embedded-base', import.meta.url),
-);
+export const BASE_CHECKPOINT_DIR = fileURLToPath(new URL('../../checkpoints/embedded-base', import.meta.url));
 
 /** What every checkpoint config holds; pretrain.ts writes a richer record of the same shape. */
 export interface CheckpointConfig {

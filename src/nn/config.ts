@@ -3,7 +3,7 @@
  * holds them all (gradients and optimiser state use the same layout), and how they start.
  */
 
-import { Rng } from '../../util/rng.js';
+import { Rng } from '../util/rng.js';
 import type { Arr } from './ops.js';
 
 export interface GptConfig {
