@@ -143,13 +143,15 @@ for (const run of runs) {
     const rs = run.rollouts.filter((r) => inWindow(r, w));
     return rs.length ? mean(rs.map((r) => r.reward)) : Number.NaN;
   });
+  const varied = [...groupMeans(run.rollouts).values()].filter((m) => m > 0 && m < 1).length;
   const test =
     run.testStart && run.testFinal
       ? { start: pct(run.testStart), final: pct(run.testFinal), ...wonLost(run.testStart, run.testFinal) }
       : undefined;
   console.log(
     `${run.arm} s${run.seed} (${rounds} rounds): dev ${base ? `r0 ${pct(base).toFixed(0)}, ` : ''}${devCells.join(', ')}; ` +
-      `sampled success by ${window} rounds ${sampled.map((x) => (Number.isNaN(x) ? '-' : x.toFixed(3))).join(' / ')}` +
+      `sampled success by ${window} rounds ${sampled.map((x) => (Number.isNaN(x) ? '-' : x.toFixed(3))).join(' / ')}; ` +
+      `groups with reward variance ${varied} of ${groupMeans(run.rollouts).size}` +
       (test
         ? `; test ${test.start.toFixed(2)} -> ${test.final.toFixed(2)} (won ${test.won} / lost ${test.lost})`
         : ''),
@@ -159,6 +161,7 @@ for (const run of runs) {
     arm: run.arm,
     seed: run.seed,
     rounds,
+    groupsWithVariance: varied,
     devBase: base ? pct(base) : null,
     dev: Object.fromEntries(
       [...run.dev].map(([round, v]) => [round, { score: pct(v), ...(base ? wonLost(base, v) : {}) }]),
