@@ -533,7 +533,13 @@ function facts(run: LoadedRun): [string, string][] {
   const m = run.manifest;
   const done = run.rounds.length;
   return [
-    ['method', m.method],
+    [
+      'method',
+      // the control's record keeps its method's name; what it trained on is the point of the run
+      m.config?.policyGradient === false
+        ? `${m.method}, policy gradient off: the supervised anchor alone (the control)`
+        : m.method,
+    ],
     ['seed', String(m.seed)],
     ['suite', m.suite],
     ['rounds', `${done} of ${m.budget?.rounds ?? '?'} completed`],

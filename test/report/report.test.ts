@@ -104,6 +104,19 @@ describe('page building blocks', () => {
   });
 });
 
+describe('the run facts', () => {
+  it('name the supervised control (policy gradient off) for what it is', () => {
+    const run = loadRun(runs.vanilla);
+    const method = (r: LoadedRun) => buildPage([r]).runs[0]!.facts.find(([k]) => k === 'method')![1];
+    expect(method(run)).toBe('vanilla');
+    const control: LoadedRun = {
+      ...run,
+      manifest: { ...run.manifest, config: { ...run.manifest.config, policyGradient: false } },
+    };
+    expect(method(control)).toBe('vanilla, policy gradient off: the supervised anchor alone (the control)');
+  });
+});
+
 describe('the size of the page', () => {
   it('stays bounded for a long run with long model output: fewer rollouts per round, text cut', () => {
     const run = loadRun(runs.seal);
