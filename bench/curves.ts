@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { loadSuite } from '../src/envs/suites.js';
 import { bootstrapMean } from '../src/eval/bootstrap.js';
 import { readVerdicts } from '../src/eval/compare.js';
-import { signTestP } from '../src/eval/paired.js';
+import { pooledComparison, signTestP } from '../src/eval/paired.js';
 import { validationTasks } from '../src/train/tasks.js';
 
 interface Rollout {
@@ -207,4 +207,74 @@ for (const arm of arms)
     );
   }
 
-if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ window, runs: report, paired }, null, 1)}\n`);
+// pooled over seeds, per arm: the test split's final policy against the start (the same 400 tasks
+// in every seed, so the bootstrap resamples tasks), and the last common validation round of the
+// development subsets against the base's (each seed has its own subset: won / lost summed)
+console.log('\n## Pooled over seeds\n');
+const pooled: Record<string, unknown>[] = [];
+for (const arm of [...new Set(runs.map((r) => r.arm))]) {
+  const armRuns = runs.filter((r) => r.arm === arm);
+  const tested = armRuns.filter((r) => r.testStart && r.testFinal);
+  const test = tested.length
+    ? pooledComparison(
+        tested.map((r) => ({ first: r.testStart!, other: r.testFinal! })),
+        { resamples: 10_000, seed: 1 },
+      )
+    : undefined;
+  const devRound = Math.min(...armRuns.map((r) => Math.max(0, ...r.dev.keys())));
+  const devPairs = armRuns.flatMap((r) => {
+    const base = baseDev.get(r.seed);
+    const v = r.dev.get(devRound);
+    return base && v ? [{ base, v }] : [];
+  });
+  const dev = devPairs.reduce(
+    (acc, { base, v }) => {
+      const wl = wonLost(base, v);
+      return { won: acc.won + wl.won, lost: acc.lost + wl.lost, diff: acc.diff + pct(v) - pct(base) };
+    },
+    { won: 0, lost: 0, diff: 0 },
+  );
+  const row = {
+    arm,
+    seeds: armRuns.map((r) => r.seed),
+    ...(test
+      ? {
+          test: {
+            seeds: test.pairs,
+            won: test.won,
+            lost: test.lost,
+            p: test.p,
+            mean: test.diff.mean,
+            lo: test.diff.lo,
+            hi: test.diff.hi,
+          },
+        }
+      : {}),
+    ...(devPairs.length
+      ? {
+          dev: {
+            round: devRound,
+            seeds: devPairs.length,
+            won: dev.won,
+            lost: dev.lost,
+            p: signTestP(dev.won, dev.lost),
+            mean: dev.diff / devPairs.length,
+          },
+        }
+      : {}),
+  };
+  pooled.push(row);
+  console.log(
+    `${arm} (seeds ${row.seeds.join(', ')}):` +
+      (test
+        ? ` test final against start over ${test.pairs} seed(s): won ${test.won}, lost ${test.lost}, p ${test.p.toFixed(3)}, ` +
+          `mean ${signed(test.diff.mean)} [${signed(test.diff.lo)}, ${signed(test.diff.hi)}];`
+        : '') +
+      (row.dev
+        ? ` dev round ${devRound} against the base over ${row.dev.seeds} seed(s): won ${dev.won}, lost ${dev.lost}, ` +
+          `p ${row.dev.p.toFixed(3)}, mean ${signed(row.dev.mean)}`
+        : ''),
+  );
+}
+
+if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ window, runs: report, paired, pooled }, null, 1)}\n`);
