@@ -62,7 +62,10 @@ const runDirs = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.start
 
 function readRun(dir: string): Run {
   const manifest = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
-  const arm = manifest.config.policyGradient === false ? 'anchor-only' : manifest.method;
+  const arm =
+    manifest.config.policyGradient === false
+      ? 'anchor-only'
+      : `${manifest.method}${manifest.config.anchorCoef === 0 ? ' (anchor off)' : ''}`;
   const rollouts = readdirSync(join(dir, 'rollouts'))
     .filter((f) => f.endsWith('.jsonl'))
     .sort()
