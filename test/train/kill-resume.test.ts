@@ -23,43 +23,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nativeOps } from '../../src/nn/native-ops.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
+import { timeless, timelessLines, tinyTrainFlags } from '../support/tiny-run.js';
 
 const ROUNDS = 2;
-const tiny = (kernels: string) => [
-  '--rounds',
-  String(ROUNDS),
-  '--tasks-per-round',
-  '2',
-  '--group-size',
-  '2',
-  '--max-tokens',
-  '16',
-  '--validation-tasks',
-  '4',
-  '--validate-every',
-  '2',
-  '--eval-start',
-  'false',
-  '--eval-final',
-  'false',
-  '--gradient-workers',
-  '1',
-  '--sampler-workers',
-  '1',
-  '--lr',
-  '0.001',
-  '--kernels',
-  kernels,
-  '--quiet',
-];
+const tiny = (kernels: string) => tinyTrainFlags({ rounds: ROUNDS, lr: 0.001, kernels });
 
-/** the record without what only the clock decides */
-function timeless(text: string): unknown {
-  return JSON.parse(text, (k, v) =>
-    k === 'latencyMs' || k === 'timings' || k === 'finished' || k === 'started' ? undefined : v,
-  );
-}
-const lines = (p: string) => readFileSync(p, 'utf8').trim().split('\n').map(timeless);
 const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
 const last = roundDir(ROUNDS);
 function roundDir(r: number): string {
@@ -68,10 +36,10 @@ function roundDir(r: number): string {
 
 function snapshot(dir: string) {
   return {
-    rounds: lines(join(dir, 'rounds.jsonl')),
+    rounds: timelessLines(join(dir, 'rounds.jsonl')),
     rollouts: readdirSync(join(dir, 'rollouts'))
       .sort()
-      .map((f) => lines(join(dir, 'rollouts', f))),
+      .map((f) => timelessLines(join(dir, 'rollouts', f))),
     state: timeless(readFileSync(join(dir, 'state.json'), 'utf8')),
     checkpoints: readdirSync(join(dir, 'checkpoints')),
     model: sha(join(dir, 'checkpoints', last, 'model.bin')),

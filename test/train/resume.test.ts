@@ -11,53 +11,24 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nativeOps } from '../../src/nn/native-ops.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
+import { timeless, timelessLines, tinyTrainFlags } from '../support/tiny-run.js';
 
-const TINY = [
-  '--rounds',
-  '3',
-  '--tasks-per-round',
-  '2',
-  '--group-size',
-  '2',
-  '--max-tokens',
-  '16',
-  '--validation-tasks',
-  '4',
-  '--validate-every',
-  '2',
-  '--eval-start',
-  'false',
-  '--eval-final',
-  'false',
-  '--gradient-workers',
-  '1',
-  '--sampler-workers',
-  '2',
-  '--lr',
-  '0.001',
-  '--revisit',
-  '0.5',
-  '--loss-agg',
-  'rollout-mean',
-  '--passes',
-  '2',
-  '--quiet',
-];
+const TINY = tinyTrainFlags({
+  rounds: 3,
+  samplerWorkers: 2,
+  lr: 0.001,
+  revisit: 0.5,
+  lossAgg: 'rollout-mean',
+  passes: 2,
+});
 
-/** the record without what only the clock decides */
-function timeless(text: string): unknown {
-  return JSON.parse(text, (k, v) =>
-    k === 'latencyMs' || k === 'timings' || k === 'finished' || k === 'started' ? undefined : v,
-  );
-}
-const lines = (p: string) => readFileSync(p, 'utf8').trim().split('\n').map(timeless);
 const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
 
 function snapshot(dir: string) {
   const rollouts = readdirSync(join(dir, 'rollouts')).sort();
   return {
-    rounds: lines(join(dir, 'rounds.jsonl')),
-    rollouts: rollouts.map((f) => lines(join(dir, 'rollouts', f))),
+    rounds: timelessLines(join(dir, 'rounds.jsonl')),
+    rollouts: rollouts.map((f) => timelessLines(join(dir, 'rollouts', f))),
     state: timeless(readFileSync(join(dir, 'state.json'), 'utf8')),
     model: sha(join(dir, 'checkpoints', 'round-0003', 'model.bin')),
     optimizer: sha(join(dir, 'checkpoints', 'round-0003', 'optimizer.bin')),

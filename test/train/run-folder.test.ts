@@ -20,33 +20,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, ROOT, seal } from '../support/cli.js';
+import { tinyTrainFlags } from '../support/tiny-run.js';
 
 /** the smallest run that still has every kind of file: 2 rounds, a validation, no full evaluations */
-const TINY = [
-  '--rounds',
-  '2',
-  '--tasks-per-round',
-  '2',
-  '--group-size',
-  '2',
-  '--max-tokens',
-  '16',
-  '--validation-tasks',
-  '4',
-  '--validate-every',
-  '1',
-  '--eval-start',
-  'false',
-  '--eval-final',
-  'false',
-  '--gradient-workers',
-  '1',
-  '--sampler-workers',
-  '1',
-  '--kernels',
-  'wasm',
-  '--quiet',
-];
+const TINY = tinyTrainFlags({ validateEvery: 1, kernels: 'wasm' });
 
 type Run = { code: number; stdout: string; stderr: string };
 
