@@ -146,7 +146,8 @@ for (const run of runs) {
     const rs = run.rollouts.filter((r) => inWindow(r, w));
     return rs.length ? mean(rs.map((r) => r.reward)) : Number.NaN;
   });
-  const varied = [...groupMeans(run.rollouts).values()].filter((m) => m > 0 && m < 1).length;
+  const groups = groupMeans(run.rollouts);
+  const varied = [...groups.values()].filter((m) => m > 0 && m < 1).length;
   const test =
     run.testStart && run.testFinal
       ? { start: pct(run.testStart), final: pct(run.testFinal), ...wonLost(run.testStart, run.testFinal) }
@@ -154,7 +155,7 @@ for (const run of runs) {
   console.log(
     `${run.arm} s${run.seed} (${rounds} rounds): dev ${base ? `r0 ${pct(base).toFixed(0)}, ` : ''}${devCells.join(', ')}; ` +
       `sampled success by ${window} rounds ${sampled.map((x) => (Number.isNaN(x) ? '-' : x.toFixed(3))).join(' / ')}; ` +
-      `groups with reward variance ${varied} of ${groupMeans(run.rollouts).size}` +
+      `groups with reward variance ${varied} of ${groups.size}` +
       (test
         ? `; test ${test.start.toFixed(2)} -> ${test.final.toFixed(2)} (won ${test.won} / lost ${test.lost})`
         : ''),
