@@ -73,3 +73,35 @@ describe('imports under src/', () => {
     expect(graph.get(join(SRC, 'nn/model.ts'))).toContain(join(SRC, 'nn/ops.ts'));
   });
 });
+
+/**
+ * Which top folders of src/ each folder may import from: the layers run one way, so a library
+ * (the Tinker client, the model) can be read and reused without what is built on it.
+ */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  util: ['util'],
+  nn: ['nn', 'util'],
+  tinker: ['tinker', 'util'],
+  render: ['render', 'nn', 'envs', 'util'],
+};
+
+describe('layers under src/', () => {
+  const files = sources(SRC);
+  it.each(Object.entries(MAY_IMPORT))('%s imports only from the folders below it', (folder, allowed) => {
+    const wrong = files
+      .filter((f) => relative(SRC, f).split('/')[0] === folder)
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((d) => !allowed.includes(relative(SRC, d).split('/')[0]!))
+          .map((d) => `${relative(SRC, f)} -> ${relative(SRC, d)}`),
+      );
+    expect(wrong).toEqual([]);
+  });
+
+  it('policy does not import the learners', () => {
+    const wrong = files
+      .filter((f) => relative(SRC, f).startsWith('policy/'))
+      .flatMap((f) => importsOf(f).filter((d) => /^(learner|train|cli)\//.test(relative(SRC, d))));
+    expect(wrong).toEqual([]);
+  });
+});

@@ -7,12 +7,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import type { EvalConfig as EvalFlags } from '../eval/config.js';
-import { TinkerClient } from '../learner/tinker/client.js';
 import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
 import type { Policy } from '../policy/policy.js';
 import { TinkerPolicy } from '../policy/tinker.js';
 import { HfRenderer } from '../render/hf-renderer.js';
 import { locateTokenizer } from '../render/locate.js';
+import { TinkerClient } from '../tinker/client.js';
 import { UsageError } from '../util/errors.js';
 
 /** what to sample from, and the base model whose tokenizer renders for it */

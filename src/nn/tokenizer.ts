@@ -278,6 +278,30 @@ export class Tokenizer {
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
 /**
+ * A chat message as the samplers and renderers hold it (the shape of the policy contract's
+ * messages, stated here so that the model's own text form needs nothing from above it).
+ */
+export interface ChatSource {
+  readonly role: ChatRole;
+  readonly content: string | null;
+  readonly tool_calls?: readonly {
+    readonly function: { readonly name: string; readonly arguments: string };
+  }[];
+}
+
+/**
+ * The text the embedded model sees for one message: an assistant's tool calls become JSON lines
+ * `{"name": ..., "arguments": ...}` after its content, the model having no native tool calls.
+ */
+export function messageText(m: ChatSource): { role: ChatRole; content: string } {
+  let content = m.content ?? '';
+  if (m.role === 'assistant')
+    for (const c of m.tool_calls ?? [])
+      content += `${content ? '\n' : ''}${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}`;
+  return { role: m.role, content };
+}
+
+/**
  * Render a chat as token ids: `<|role|>content<|end|>` per message, then `<|assistant|>` when
  * `addGenerationPrompt`. Returns the ids and, per id, whether it belongs to an assistant message's
  * content or its closing `<|end|>` (the tokens that carry loss in training).

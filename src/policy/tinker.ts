@@ -10,8 +10,9 @@
  * text answer). Without `tools` (the hermes format: tools in the system prompt as text), the text
  * is returned whole and the hermes decoder of the rollout parses it, with its parse errors.
  */
-import type { SamplingClient } from '../learner/tinker/client.js';
+
 import type { Renderer, RenderMessage } from '../render/renderer.js';
+import type { SamplingClient } from '../tinker/client.js';
 import { Semaphore } from '../util/semaphore.js';
 import type { Completion, CompletionRequest, NativeToolCall, Policy } from './policy.js';
 

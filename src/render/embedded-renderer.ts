@@ -6,9 +6,7 @@
  * rendered, as the embedded policy ignores a request's tools; nor is `enableThinking`.
  */
 
-import { type ChatRole, encodeChat, type Tokenizer } from '../nn/tokenizer.js';
-import { messageText } from '../policy/embedded/policy.js';
-import type { ChatMessage } from '../policy/policy.js';
+import { type ChatRole, type ChatSource, encodeChat, messageText, type Tokenizer } from '../nn/tokenizer.js';
 import {
   type ChatInput,
   completionTextOf,
@@ -19,8 +17,8 @@ import {
 
 const ROLES: ReadonlySet<string> = new Set<ChatRole>(['system', 'user', 'assistant', 'tool']);
 
-/** a render message as the embedded policy's ChatMessage (object arguments as their JSON text) */
-function chatMessage(m: RenderMessage, i: number): ChatMessage {
+/** a render message as the embedded model's chat message (object arguments as their JSON text) */
+function chatMessage(m: RenderMessage, i: number): ChatSource {
   if (!ROLES.has(m.role)) throw new Error(`messages[${i}]: the embedded format has no role "${m.role}"`);
   const content = m.content ?? '';
   if (m.role === 'assistant')
@@ -29,9 +27,7 @@ function chatMessage(m: RenderMessage, i: number): ChatMessage {
       content,
       ...(m.tool_calls
         ? {
-            tool_calls: m.tool_calls.map((c, j) => ({
-              id: c.id ?? `call_${j}`,
-              type: 'function' as const,
+            tool_calls: m.tool_calls.map((c) => ({
               function: {
                 name: c.function.name,
                 arguments:
@@ -43,8 +39,7 @@ function chatMessage(m: RenderMessage, i: number): ChatMessage {
           }
         : {}),
     };
-  if (m.role === 'tool') return { role: 'tool', content, tool_call_id: m.tool_call_id ?? '' };
-  return { role: m.role as 'system' | 'user', content };
+  return { role: m.role as ChatRole, content };
 }
 
 export class EmbeddedRenderer implements Renderer {

@@ -29,15 +29,15 @@ import {
   encodeForwardBackwardOutput,
   encodeSampleResponse,
   PROTO_CONTENT_TYPE,
-} from '../../src/learner/tinker/proto.js';
+} from '../../src/tinker/proto.js';
 import type {
   ForwardBackwardOutput,
   ForwardBackwardRequestJson,
   LossFnOutput,
   SampleResponse,
   WireDatum,
-} from '../../src/learner/tinker/schemas.js';
-import type { TinkerClientOptions } from '../../src/learner/tinker/session.js';
+} from '../../src/tinker/schemas.js';
+import type { TinkerClientOptions } from '../../src/tinker/session.js';
 
 export type Flavour = 'hosted' | 'skyrl';
 

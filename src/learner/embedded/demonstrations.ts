@@ -19,8 +19,8 @@ import { formatAdapter } from '../../agent/formats/index.js';
 import { rolloutTranscript } from '../../agent/rollout.js';
 import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
 import { generateForTraining, miniData, mixSeed } from '../../envs/mini/index.js';
-import type { ChatRole } from '../../nn/tokenizer.js';
-import { EMBEDDED_TOOL_FORMAT, messageText } from '../../policy/embedded/policy.js';
+import { type ChatRole, messageText } from '../../nn/tokenizer.js';
+import { EMBEDDED_TOOL_FORMAT } from '../../policy/embedded/policy.js';
 import type { Completion, CompletionRequest, Policy } from '../../policy/policy.js';
 import {
   type ActiveGuideline,

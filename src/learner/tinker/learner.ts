@@ -16,6 +16,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TinkerPolicy } from '../../policy/tinker.js';
 import type { Renderer, RenderMessage } from '../../render/renderer.js';
+import type { SamplingClient, TinkerClient, TrainingClient } from '../../tinker/client.js';
+import type { LossSpec, TinkerDatum } from '../../tinker/datums.js';
 import { writeJsonAtomic } from '../../util/files.js';
 import type {
   AdamParams,
@@ -30,8 +32,6 @@ import type {
   SupervisedDatum,
   TrainingDatum,
 } from '../learner.js';
-import type { SamplingClient, TinkerClient, TrainingClient } from './client.js';
-import type { LossSpec, TinkerDatum } from './datums.js';
 import {
   type BaseLogprobs,
   checkTinkerPpoLoss,

@@ -6,7 +6,7 @@
  */
 
 import type { Gpt } from '../../nn/model.js';
-import { type ChatRole, encodeChat, type Tokenizer } from '../../nn/tokenizer.js';
+import { encodeChat, messageText, type Tokenizer } from '../../nn/tokenizer.js';
 import { Rng } from '../../util/rng.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy, PromptLength } from '../policy.js';
 import {
@@ -54,18 +54,6 @@ interface Pending {
   readonly finish: (r: SampleResult) => void;
   readonly fail: (e: unknown) => void;
   readonly signal: AbortSignal | undefined;
-}
-
-/** the text the embedded model sees for one message */
-export function messageText(m: ChatMessage): { role: ChatRole; content: string } {
-  if (m.role === 'assistant') {
-    let content = m.content ?? '';
-    for (const c of m.tool_calls ?? []) {
-      content += `${content ? '\n' : ''}${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}`;
-    }
-    return { role: 'assistant', content };
-  }
-  return { role: m.role, content: m.content };
 }
 
 /** the default `completionRoom` */

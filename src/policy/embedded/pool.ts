@@ -16,10 +16,11 @@
  */
 import { createHash } from 'node:crypto';
 import { CheckpointError } from '../../nn/checkpoint.js';
+import { messageText } from '../../nn/tokenizer.js';
 import { type ErrorClass, type RemoteError, ThreadPool } from '../../util/thread-pool.js';
 import { type Waiter, WaitQueue } from '../../util/wait-queue.js';
 import type { ChatMessage, Completion, CompletionRequest, Policy, PromptLength } from '../policy.js';
-import { ContextOverflowError, type EmbeddedPolicyOptions, messageText } from './policy.js';
+import { ContextOverflowError, type EmbeddedPolicyOptions } from './policy.js';
 
 /** what a sampler thread is started with */
 export interface SamplerWorkerData {

@@ -12,7 +12,7 @@
  * server would wait for that seq_id forever), so every later call fails with that cause.
  */
 
-import { Semaphore } from '../../util/semaphore.js';
+import { Semaphore } from '../util/semaphore.js';
 import {
   chunkDatums,
   type LossSpec,

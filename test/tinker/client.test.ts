@@ -4,10 +4,10 @@
  * and loads, the session heartbeat.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TinkerClient } from '../../../src/learner/tinker/client.js';
-import { ppoLossFromClipEps, sequenceDatum, type TinkerDatum } from '../../../src/learner/tinker/datums.js';
-import { TinkerError } from '../../../src/learner/tinker/errors.js';
-import { resolveOptions, type TinkerClientOptions } from '../../../src/learner/tinker/session.js';
+import { TinkerClient } from '../../src/tinker/client.js';
+import { ppoLossFromClipEps, sequenceDatum, type TinkerDatum } from '../../src/tinker/datums.js';
+import { TinkerError } from '../../src/tinker/errors.js';
+import { resolveOptions, type TinkerClientOptions } from '../../src/tinker/session.js';
 import {
   type Flavour,
   fastOptions,
@@ -15,7 +15,7 @@ import {
   type TinkerServerOptions,
   type TinkerTestServer,
   toyModel,
-} from '../../support/tinker-server.js';
+} from '../support/tinker-server.js';
 
 const BASE = 'Qwen/Qwen3-8B';
 const open: { close(): unknown }[] = [];

@@ -5,25 +5,21 @@
  * decoded.
  */
 import { describe, expect, it } from 'vitest';
-import type { LossFnInputs, TinkerDatum } from '../../../src/learner/tinker/datums.js';
+import type { LossFnInputs, TinkerDatum } from '../../src/tinker/datums.js';
 import {
   decodeForwardBackwardOutput,
   decodeForwardBackwardRequest,
   decodeSampleResponse,
   encodeForwardBackwardOutput,
   encodeSampleResponse,
-} from '../../../src/learner/tinker/proto.js';
-import {
-  encodeForwardBackward,
-  forwardBackwardRequest,
-  wireData,
-} from '../../../src/learner/tinker/requests.js';
+} from '../../src/tinker/proto.js';
+import { encodeForwardBackward, forwardBackwardRequest, wireData } from '../../src/tinker/requests.js';
 import type {
   ForwardBackwardOutput,
   ForwardBackwardRequestJson,
   SampleResponse,
-} from '../../../src/learner/tinker/schemas.js';
-import { readTinkerJsonl, tinkerGoldenDirs } from '../../support/tinker-golden.js';
+} from '../../src/tinker/schemas.js';
+import { readTinkerJsonl, tinkerGoldenDirs } from '../support/tinker-golden.js';
 
 interface RequestCase {
   request: ForwardBackwardRequestJson;

@@ -5,16 +5,16 @@
  * as a `TinkerError` of the kind that says what to do.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TinkerClient } from '../../../src/learner/tinker/client.js';
-import { sequenceDatum, type TinkerDatum } from '../../../src/learner/tinker/datums.js';
-import type { QueueStateEvent } from '../../../src/learner/tinker/futures.js';
-import type { TinkerClientOptions } from '../../../src/learner/tinker/session.js';
+import { TinkerClient } from '../../src/tinker/client.js';
+import { sequenceDatum, type TinkerDatum } from '../../src/tinker/datums.js';
+import type { QueueStateEvent } from '../../src/tinker/futures.js';
+import type { TinkerClientOptions } from '../../src/tinker/session.js';
 import {
   type FaultContext,
   fastOptions,
   startTinkerServer,
   type TinkerServerOptions,
-} from '../../support/tinker-server.js';
+} from '../support/tinker-server.js';
 
 const BASE = 'Qwen/Qwen3-8B';
 const open: { close(): unknown }[] = [];
