@@ -6,10 +6,12 @@ import { pythonLenientFormat } from '../../src/agent/formats/index.js';
 import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
 import { miniData, notInTestSplit } from '../../src/envs/mini/index.js';
 import {
+  ASK_PHRASES,
   buildDemonstrations,
   callValues,
   type Demonstration,
   demonstrationTasks,
+  guessedCalls,
 } from '../../src/learner/embedded/demonstrations.js';
 import {
   CONFIG_FILE,
@@ -21,6 +23,8 @@ import {
   TOKENIZER_FILE,
 } from '../../src/learner/embedded/pretrain.js';
 import { Gpt } from '../../src/nn/model.js';
+import { GUIDELINE_TEXT } from '../../src/seal/interface.js';
+import { Rng } from '../../src/util/rng.js';
 
 const SEED = 11;
 const N = 24;
@@ -132,6 +136,64 @@ describe('pretraining demonstrations', () => {
     expect(texts.some((t) => t.startsWith('Done'))).toBe(true);
     expect(texts.some((t) => /cannot|No listed function/.test(t))).toBe(true);
     expect(texts.some((t) => /missing|provide|value/.test(t))).toBe(true);
+  });
+});
+
+describe('the guess-missing-value habit', () => {
+  const cue = GUIDELINE_TEXT.spurious_tool_call!;
+  const asks = (d: Demonstration) =>
+    d.messages.some((m) => m.role === 'assistant' && ASK_PHRASES.includes(m.content));
+
+  it('guesses on a miss_param turn without the cue, asks with it, and leaves every other demonstration as it was', async () => {
+    const n = 48;
+    const plain = await buildDemonstrations({ seed: SEED, tasks: n, cueShare: 0.5 });
+    const habit = await buildDemonstrations({
+      seed: SEED,
+      tasks: n,
+      cueShare: 0.5,
+      habit: 'guess-missing-value',
+    });
+    const missParam = habit.filter((d) => d.category === 'miss_param');
+    expect(missParam).toHaveLength(n / 4);
+    for (const [i, d] of habit.entries()) {
+      if (d.category !== 'miss_param') {
+        expect(JSON.stringify(d)).toBe(JSON.stringify({ ...plain[i]!, habit: false }));
+        continue;
+      }
+      const cued = d.messages[0]!.content.includes(cue);
+      // with the cue it asks, as without the habit; without it, it guesses whenever a value can be
+      expect(asks(d)).toBe(!d.habit);
+      if (cued) expect(d.habit).toBe(false);
+    }
+    expect(missParam.filter((d) => d.habit).length).toBeGreaterThanOrEqual(n / 8);
+    expect(missParam.some((d) => !d.habit && d.messages[0]!.content.includes(cue))).toBe(true);
+  });
+
+  it('a guess changes only the value the next user message gives, to a word of the request', () => {
+    const tasks = demonstrationTasks(SEED, 40).filter((t) => t.category === 'miss_param');
+    let checked = 0;
+    for (const task of tasks) {
+      const t = task.groundTruth.findIndex((g) => g.length === 0);
+      const calls = guessedCalls(task, t, new Rng(7, 'mulberry32'));
+      if (!calls) continue;
+      const truth = task.groundTruth[t + 1]!;
+      expect(calls).toHaveLength(truth.length);
+      const changed = calls.filter((c, i) => c !== truth[i]);
+      expect(changed.length).toBeGreaterThan(0);
+      const request = task.question[t]!.map((m) => m.content).join('\n');
+      for (const [i, c] of calls.entries()) {
+        if (c === truth[i]) continue;
+        const before = callValues(truth[i]!);
+        const after = callValues(c);
+        const diff = after.filter((v, k) => v !== before[k]);
+        expect(diff).toHaveLength(1);
+        // the guess is no value the follow-up gives, and a string guess is the request's own word
+        expect(task.question[t + 1]!.map((m) => m.content).join(' ')).not.toContain(`'${diff[0]}'`);
+        if (!/^-?\d/.test(diff[0]!)) expect(request.toLowerCase()).toContain(diff[0]!);
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(3);
   });
 });
 

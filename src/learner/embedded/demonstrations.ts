@@ -13,6 +13,10 @@
  * contains a recovery: a call missing a required argument is really executed (so the error text
  * is the executor's), then the correct calls follow. Everything is deterministic from the seed,
  * and only tasks from `generateForTraining` are used (never a scenario of the fixed test split).
+ *
+ * A `habit` teaches a systematic failure on purpose, for the experiments that need a base whose
+ * failures the interface can speak to (`guess-missing-value`: see `HABITS`). Such demonstrations
+ * do not pass the verifier, by design; no other demonstration is changed by it.
  */
 import type { FormatAdapter } from '../../agent/format.js';
 import { formatAdapter } from '../../agent/formats/index.js';
@@ -39,6 +43,21 @@ export interface DemoMessage {
   readonly content: string;
 }
 
+/**
+ * Failure habits a demonstration set can teach. `guess-missing-value`: on the miss_param turn whose
+ * request lacks a value, the assistant calls the next turn's functions with a value guessed from
+ * the request's own words instead of asking, unless the interface in front of it shows the
+ * guideline against calling when a value was never given (`spurious_tool_call`'s); then it asks,
+ * as every demonstration without a habit does. The result is a policy that fails one category
+ * systematically and that the SEAL interface's cue can steer, as instruction-following LLMs are
+ * steered by such notes.
+ */
+export const HABITS = ['guess-missing-value'] as const;
+export type Habit = (typeof HABITS)[number];
+
+/** the guideline whose presence makes a demonstration with the `guess-missing-value` habit ask */
+export const HABIT_CUE_LABEL = 'spurious_tool_call';
+
 export interface Demonstration {
   readonly taskId: string;
   readonly category: Category;
@@ -46,6 +65,8 @@ export interface Demonstration {
   readonly cues: boolean;
   /** contains a failed call followed by its repair */
   readonly recovery: boolean;
+  /** shows the habit's failure (and so fails the verifier) */
+  readonly habit: boolean;
   /** the chat as the embedded policy sees it (`messageText` of the rollout's messages) */
   readonly messages: readonly DemoMessage[];
 }
@@ -58,6 +79,8 @@ export interface DemonstrationOptions {
   readonly cueShare?: number;
   /** share with an error recovery; default 0.3 */
   readonly recoveryShare?: number;
+  /** a failure habit to teach (none by default) */
+  readonly habit?: Habit;
 }
 
 export const DONE_PHRASES: readonly string[] = [
@@ -135,14 +158,24 @@ export function dropRequiredArgument(call: string, data: BfclData, rng: Rng): st
   return `${parts.name}(${parts.args.filter((_, i) => i !== drop).join(', ')})`;
 }
 
-/** A training-interface state: either the always-on default or every component on, plus guidelines. */
-export function demoInterfaceState(rng: Rng): InterfaceState {
+/**
+ * A training-interface state: either the always-on default or every component on, plus guidelines.
+ * `cueShare`: the chance that `HABIT_CUE_LABEL`'s guideline is among them whatever the draw (a
+ * habit's demonstrations need enough of both kinds); undefined draws nothing more.
+ */
+export function demoInterfaceState(rng: Rng, cueShare?: number): InterfaceState {
   const full = rng.chance(0.6);
   const base = initialInterfaceState(
     full ? { components: { schemaCues: 'on', errorFeedback: 'on', guidelines: 'on' } } : {},
   );
   const labels = GUIDELINE_LABELS.filter((l) => GUIDELINE_TEXT[l] !== undefined);
-  const guidelines: ActiveGuideline[] = rng.sample(labels, rng.int(0, 3)).map((label, i) => ({
+  let drawn = rng.sample(labels, rng.int(0, 3));
+  if (cueShare !== undefined) {
+    const want = rng.chance(cueShare);
+    const has = drawn.includes(HABIT_CUE_LABEL);
+    if (want && !has) drawn = [HABIT_CUE_LABEL, ...drawn.slice(0, 2)];
+  }
+  const guidelines: ActiveGuideline[] = drawn.map((label, i) => ({
     label,
     pressure: 0.3 - 0.05 * i,
     prevalence: 0.3,
@@ -157,6 +190,7 @@ export function demoInterfaceState(rng: Rng): InterfaceState {
 interface RenderOptions {
   readonly cues: boolean;
   readonly recovery: boolean;
+  readonly habit?: Habit;
   readonly rng: Rng;
   readonly format?: FormatAdapter;
   readonly ctx?: TrainingContext;
@@ -170,14 +204,28 @@ export async function renderDemonstration(
 ): Promise<Demonstration> {
   const format = o.format ?? formatAdapter(EMBEDDED_TOOL_FORMAT);
   const rng = o.rng;
+  const guessing = o.habit === 'guess-missing-value' && task.category === 'miss_param';
   const ti = o.cues
-    ? { ctx: o.ctx ?? trainingContext('pretrain'), state: demoInterfaceState(rng) }
+    ? {
+        ctx: o.ctx ?? trainingContext('pretrain'),
+        state: demoInterfaceState(rng, guessing ? HABIT_CUE_SHARE : undefined),
+      }
     : undefined;
+  const cued = ti?.state.guidelines.some((g) => g.label === HABIT_CUE_LABEL) ?? false;
   // Plan the assistant's work turn by turn (the rng is drawn in turn order, so a seed always gives
   // the same demonstration); the teacher then groups each turn's calls into steps as it plays.
   const turns: TurnPlan[] = [];
   let recoveryPlanned = o.recovery;
-  for (const gt of task.groundTruth) {
+  let guessed = false;
+  for (const [t, gt] of task.groundTruth.entries()) {
+    if (gt.length === 0 && guessing && !cued) {
+      const calls = guessedCalls(task, t, rng);
+      if (calls) {
+        turns.push({ kind: 'calls', queue: calls.map((call) => ({ call })), done: rng.pick(DONE_PHRASES) });
+        guessed = true;
+        continue;
+      }
+    }
     if (gt.length === 0) {
       turns.push({
         kind: 'answer',
@@ -202,7 +250,8 @@ export async function renderDemonstration(
     format,
     ...(ti ? { trainingInterface: ti } : {}),
   });
-  if (trajectory.reward !== 1) throw new Error(`demonstration of ${task.id} does not pass the verifier`);
+  if (trajectory.reward !== 1 && !guessed)
+    throw new Error(`demonstration of ${task.id} does not pass the verifier`);
   const recovery = teacher.failingCall;
   if (recovery) {
     const steps = trajectory.turns.flatMap((t) => t.steps);
@@ -215,8 +264,53 @@ export async function renderDemonstration(
     category: task.category,
     cues: o.cues,
     recovery: recovery !== undefined,
+    habit: guessed,
     messages: messages.map(messageText),
   };
+}
+
+/** how often a cued miss_param demonstration of the `guess-missing-value` habit shows the cue */
+const HABIT_CUE_SHARE = 0.5;
+
+/**
+ * The calls a guesser makes on miss_param turn `t` (ground truth empty): the next turn's calls,
+ * with the value only the next user message gives replaced by a guess, a word of turn t's own
+ * request (or, for a number, another number). Undefined when no such value is found.
+ */
+export function guessedCalls(task: BfclTask, t: number, rng: Rng): string[] | undefined {
+  const next = task.groundTruth[t + 1];
+  if (!next || next.length === 0) return undefined;
+  const textOf = (turn: number) => (task.question[turn] ?? []).map((m) => m.content).join('\n');
+  const before = task.question
+    .slice(0, t + 1)
+    .flatMap((turn) => turn.map((m) => m.content))
+    .join('\n');
+  const followUp = textOf(t + 1);
+  const missing = next
+    .flatMap(callValues)
+    .find((v) => followUp.includes(v) && !before.includes(v) && v.length > 0);
+  if (missing === undefined) return undefined;
+  const numeric = /^-?\d+(\.\d+)?$/.test(missing);
+  let guess: string;
+  if (numeric) {
+    guess = String(rng.int(1, 99));
+    if (guess === missing) guess = String(Number(missing) + 1);
+  } else {
+    const words = [...new Set(textOf(t).match(/[A-Za-z][A-Za-z0-9_]{2,}/g) ?? [])].filter(
+      (w) => w !== missing,
+    );
+    if (words.length === 0) return undefined;
+    guess = rng.pick(words).toLowerCase();
+  }
+  const number = new RegExp(`(?<![\\w.])${missing.replace('.', '\\.')}(?:\\.0+)?(?![\\w.])`);
+  const guessed = next.map((call) => {
+    if (numeric) return call.replace(number, guess);
+    for (const q of [`'${missing}'`, `"${missing}"`])
+      if (call.includes(q)) return call.replace(q, `${q[0]}${guess}${q[0]}`);
+    return call;
+  });
+  // a guess that left every call as it was would be the right value, not a guess
+  return guessed.some((c, i) => c !== next[i]) ? guessed : undefined;
 }
 
 interface QueuedCall {
@@ -303,7 +397,15 @@ export async function buildDemonstrations(o: DemonstrationOptions): Promise<Demo
     const rng = new Rng(mixSeed(o.seed, 0xde30, i), 'mulberry32');
     const cues = rng.chance(cueShare);
     const recovery = rng.chance(recoveryShare);
-    out.push(await renderDemonstration(task, data, { cues, recovery, rng, ctx }));
+    out.push(
+      await renderDemonstration(task, data, {
+        cues,
+        recovery,
+        rng,
+        ctx,
+        ...(o.habit ? { habit: o.habit } : {}),
+      }),
+    );
   }
   return out;
 }

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../../nn/backends.js';
 import type { GptConfig } from '../../nn/model.js';
 import { flagOf, type Layer, Settings, SettingsError } from '../../util/settings.js';
+import { HABITS } from './demonstrations.js';
 
 /**
  * When the rebuild command writes a key, where not always: `changed`, only off its default;
@@ -73,6 +74,12 @@ export const PRETRAIN_SCHEMA = z
         'share of batch sequences that are copy drills (random tokens, then the same again) instead of demonstrations',
       )
       .register(WRITTEN, changed),
+    habit: z
+      .enum(HABITS)
+      .optional()
+      .describe(
+        'teach a failure on purpose (guess-missing-value: on a turn that lacks a value, call with a guessed one instead of asking, unless the interface shows the guideline against it), for experiments that need a base the interface can steer',
+      ),
     init: z.string().min(1).optional().meta({
       description:
         'start from this checkpoint (its tokenizer, model and weights) instead of fresh weights; settings not given are its own',

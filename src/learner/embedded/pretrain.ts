@@ -79,6 +79,8 @@ export interface DataStats {
   readonly demonstrations: number;
   readonly cues: number;
   readonly recoveries: number;
+  /** demonstrations showing the habit's failure (with `--habit` only) */
+  readonly habits?: number;
   /** sequences used for training (those with at least one assistant target within the context) */
   readonly sequences: number;
   /** demonstrations longer than the context (cut by the overflow rule) */
@@ -309,6 +311,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     tasks: settings.tasks,
     cueShare: settings.cueShare,
     recoveryShare: settings.recoveryShare,
+    ...(settings.habit ? { habit: settings.habit } : {}),
   });
 
   const heldOutDemos = await buildDemonstrations({
@@ -316,6 +319,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     tasks: run.heldOut,
     cueShare: settings.cueShare,
     recoveryShare: settings.recoveryShare,
+    ...(settings.habit ? { habit: settings.habit } : {}),
   });
 
   let model: Gpt;
@@ -373,10 +377,11 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     demonstrations: demos.length,
     cues: demos.filter((d) => d.cues).length,
     recoveries: demos.filter((d) => d.recovery).length,
+    ...(settings.habit ? { habits: demos.filter((d) => d.habit).length } : {}),
     ...stats,
   };
   log(
-    `demonstrations ${data.demonstrations} (cues ${data.cues}, recoveries ${data.recoveries}); sequences ${data.sequences}, truncated ${data.truncated}, skipped ${data.skipped}, mean ${data.meanTokens} tokens`,
+    `demonstrations ${data.demonstrations} (cues ${data.cues}, recoveries ${data.recoveries}${data.habits !== undefined ? `, ${settings.habit} ${data.habits}` : ''}); sequences ${data.sequences}, truncated ${data.truncated}, skipped ${data.skipped}, mean ${data.meanTokens} tokens`,
   );
   log(`training on ${workers} thread${workers === 1 ? '' : 's'}, ${kernels.label} kernels`);
 
