@@ -13,6 +13,7 @@ import { TinkerPolicy } from '../policy/tinker.js';
 import { HfRenderer } from '../render/hf-renderer.js';
 import { locateTokenizer } from '../render/locate.js';
 import { TinkerClient } from '../tinker/client.js';
+import { retryLine } from '../tinker/http.js';
 import { UsageError } from '../util/errors.js';
 
 /** what to sample from, and the base model whose tokenizer renders for it */
@@ -61,7 +62,11 @@ export async function tinkerEvalPolicy(
       'a tinker:// path does not name its base model: give --base-model NAME (its tokenizer is looked up) or --tokenizer DIR',
     );
   const renderer = HfRenderer.load(locateTokenizer({ tokenizer: flags.tokenizer, baseModel: source.base }));
-  const client = await TinkerClient.connect({ ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}) });
+  const client = await TinkerClient.connect({
+    ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+    retry: { maxRetries: flags.retries },
+    onRetry: (e) => console.error(`tinker: ${retryLine(e)}`),
+  });
   try {
     const sampler = await client.createSamplingClient(source.sampler);
     const name = 'modelPath' in source.sampler ? source.sampler.modelPath : source.sampler.baseModel;

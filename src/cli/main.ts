@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
+import { TinkerError } from '../tinker/errors.js';
 import { UserError } from '../util/errors.js';
 import { registerCompare } from './compare.js';
 import { registerData } from './data.js';
@@ -46,10 +47,31 @@ try {
   } else if (e instanceof UserError) {
     console.error(`seal: ${e.message}`);
     process.exitCode = 2;
+  } else if (e instanceof TinkerError) {
+    console.error(`seal: ${tinkerErrorText(e)}`);
+    process.exitCode = e.kind === 'usage' || e.kind === 'auth' ? 2 : 1;
   } else if (e instanceof ModelServerError || e instanceof ContextOverflowError) {
     console.error(`seal: ${e.message}\nTasks that finished are kept; rerun the same command to continue.`);
     process.exitCode = 1;
   } else {
     throw e;
+  }
+}
+
+/**
+ * A Tinker service's last word as one sentence with what to check: a refused key and a bad
+ * setting are the user's to fix (exit 2); a service that cannot be reached or gave up is not.
+ */
+function tinkerErrorText(e: TinkerError): string {
+  switch (e.kind) {
+    case 'usage':
+      return e.message;
+    case 'auth':
+      return `the Tinker service refused the key (${e.message}). Set TINKER_API_KEY to a valid key for this service.`;
+    case 'unreachable':
+    case 'timeout':
+      return `the Tinker service could not be reached: ${e.message}. Check the base URL (--base-url or TINKER_BASE_URL), that the service is running, and that this machine can reach it.`;
+    default:
+      return `the Tinker service failed: ${e.message}`;
   }
 }

@@ -51,6 +51,25 @@ export interface TransportOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** jitter source in [0, 1) (default Math.random) */
   readonly random?: () => number;
+  /** told before each wait to resend, so a person sees why nothing moves */
+  readonly onRetry?: (retry: RetryEvent) => void;
+}
+
+/** a request about to be sent again */
+export interface RetryEvent {
+  readonly what: string;
+  readonly route: string;
+  /** why: the status and body, or the connection failure */
+  readonly reason: string;
+  /** this retry's number (1 for the second try) and how many there may be */
+  readonly retry: number;
+  readonly maxRetries: number;
+  readonly waitMs: number;
+}
+
+/** one line for a person: what failed and when it is tried again */
+export function retryLine(e: RetryEvent): string {
+  return `${e.what}: ${e.reason}; try ${e.retry + 1} of ${e.maxRetries + 1} in ${(e.waitMs / 1000).toFixed(1)} s`;
 }
 
 export interface SendOptions {
@@ -252,6 +271,7 @@ export class TinkerTransport {
         });
       }
       retries++;
+      this.opts.onRetry?.({ what, route, reason: last, retry: retries, maxRetries, waitMs });
       await this.wait(waitMs, opts.signal, what, route);
     }
   }

@@ -6,7 +6,7 @@
  */
 import { TinkerError } from './errors.js';
 import type { QueueStateEvent } from './futures.js';
-import { DEFAULT_RETRY, parseJsonBody, type RetryPolicy, TinkerTransport } from './http.js';
+import { DEFAULT_RETRY, parseJsonBody, type RetryEvent, type RetryPolicy, TinkerTransport } from './http.js';
 import { json } from './requests.js';
 import {
   CapabilitiesSchema,
@@ -55,6 +55,8 @@ export interface TinkerClientOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** jitter source in [0, 1) (default Math.random) */
   readonly random?: () => number;
+  /** a request is about to be sent again (see `retryLine`) */
+  readonly onRetry?: (retry: RetryEvent) => void;
 }
 
 /** the limits and switches the client takes from `client/config`, with the SDK's defaults */
@@ -93,6 +95,11 @@ export interface ResolvedOptions {
   readonly onQueueState?: (event: QueueStateEvent) => void;
 }
 
+/** the shapes of key the SDK sends: an API key (`tml-...`) or a JWT (`eyJ...`), no whitespace */
+export function isTinkerKeyShape(key: string): boolean {
+  return /^(tml-|eyJ)\S+$/.test(key);
+}
+
 /** options over the environment over the defaults; a usage error says what is missing */
 export function resolveOptions(
   opts: TinkerClientOptions,
@@ -106,10 +113,18 @@ export function resolveOptions(
     );
   }
   const apiKey = opts.apiKey ?? (env.TINKER_API_KEY || undefined);
-  if (!apiKey && baseUrl.replace(/\/+$/, '') === HOSTED_BASE_URL) {
+  const hosted = baseUrl.replace(/\/+$/, '') === HOSTED_BASE_URL;
+  if (!apiKey && hosted) {
     throw new TinkerError(
       'usage',
-      'the hosted Tinker service needs a key: set TINKER_API_KEY (or name a self-hosted server with TINKER_BASE_URL / --base-url)',
+      'the hosted Tinker service needs a key: set TINKER_API_KEY to your key (it starts with tml-), or name a self-hosted server with --base-url or TINKER_BASE_URL',
+    );
+  }
+  // the SDK refuses such a key before sending anything; a self-hosted server may take any
+  if (apiKey && hosted && !isTinkerKeyShape(apiKey)) {
+    throw new TinkerError(
+      'usage',
+      `TINKER_API_KEY does not look like a Tinker key (it should start with tml-, or be a JWT starting eyJ; got ${JSON.stringify(`${apiKey.slice(0, 4)}...`)}): set it to the key from your Tinker console`,
     );
   }
   const wire = opts.wire ?? 'auto';
@@ -225,6 +240,7 @@ export async function openSession(opts: TinkerClientOptions = {}): Promise<Tinke
     retry: resolved.retry,
     ...(opts.headers ? { headers: opts.headers } : {}),
     ...(opts.random ? { random: opts.random } : {}),
+    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
   });
   const cfgAnswer = await transport.send(
     'POST',
@@ -254,6 +270,7 @@ export async function openSession(opts: TinkerClientOptions = {}): Promise<Tinke
     retry,
     ...(opts.headers ? { headers: opts.headers } : {}),
     ...(opts.random ? { random: opts.random } : {}),
+    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
   });
   const created = await sessionTransport.send(
     'POST',

@@ -158,6 +158,11 @@ export const TRAIN_SCHEMA = z
     maxInFlight: int(1, 4096)
       .default(64)
       .describe('tinker: sampling requests in flight at once (later ones wait)'),
+    retries: int(0, 100)
+      .default(10)
+      .describe(
+        'tinker: tries after the first for a request with no usable answer (connection failures, 408, 429, 5xx), each shown on stderr; 10 as the SDK',
+      ),
   })
   .strict();
 

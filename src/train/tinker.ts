@@ -15,6 +15,7 @@ import { HfRenderer } from '../render/hf-renderer.js';
 import { locateTokenizer } from '../render/locate.js';
 import { trainingContext } from '../seal/interface.js';
 import { TinkerClient } from '../tinker/client.js';
+import { retryLine } from '../tinker/http.js';
 import type { TrainConfig } from './config.js';
 import { toolFormat } from './config.js';
 import { initialTrainState, methodSwitches } from './loop.js';
@@ -60,7 +61,9 @@ export async function openTinker(
   const client = await TinkerClient.connect({
     ...(c.baseUrl !== undefined ? { baseUrl: c.baseUrl } : {}),
     wire: c.wire,
+    retry: { maxRetries: c.retries },
     onWarning: (m) => log(`tinker: ${m}`),
+    onRetry: (e) => log(`tinker: ${retryLine(e)}`),
   });
   try {
     const kl = klChoice(c);
