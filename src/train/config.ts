@@ -8,10 +8,12 @@
  * rate, temperature, steps per turn, a validation subset, failed-turns credit, rollout-mean and
  * the supervised anchor.
  */
+
 import { z } from 'zod';
 import type { ToolCallFormat } from '../agent/format.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../nn/backends.js';
+import { loraLearningRate } from '../tinker/lora-lr.js';
 import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
@@ -176,6 +178,12 @@ export const TRAIN_KEYS = TRAIN_SETTINGS.keys;
 /** the defaults: the config of `seal train` with no file and no flags */
 export const TRAIN_DEFAULTS: TrainConfig = TRAIN_SETTINGS.defaults;
 
+function loraDefaultLr(baseModel: string | undefined): { lr?: number } {
+  if (baseModel === undefined) return {};
+  const rule = loraLearningRate(baseModel);
+  return rule.calibrated ? { lr: rule.lr } : {};
+}
+
 /**
  * The configuration from a YAML file (optional) and flag overrides, validated; `overrides` holds
  * every key the user set, file or flag, for the run record.
@@ -199,6 +207,8 @@ export function resolveConfig(
       ? { anchorCoef: 0 }
       : {}),
     ...(tinker && overrides.temperature === undefined ? { temperature: 1 } : {}),
+    // a LoRA needs a far larger rate than the default: the cookbook's calibrated rule where it has one
+    ...(tinker && overrides.lr === undefined ? loraDefaultLr(resolved.config.baseModel) : {}),
     // a real model's tool calls are JSON that 128 tokens can cut short; the sampler stops at the
     // end of the turn anyway, so the cap only bounds a runaway completion
     ...(tinker && overrides.maxTokens === undefined ? { maxTokens: 1024 } : {}),

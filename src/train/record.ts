@@ -120,6 +120,8 @@ export interface TinkerLearnerRecord {
   readonly format: string;
   /** the KL term to the base: on (a base-model sampling session) or off, and why */
   readonly kl: { readonly on: boolean; readonly reason: string };
+  /** the learning rate and where it came from: the LoRA rule, or the user (runs before it: absent) */
+  readonly lr?: { readonly value: number; readonly source: string };
 }
 
 /** `finished.json`: written once the last round and the final evaluation are done */

@@ -16,6 +16,7 @@ import { locateTokenizer } from '../render/locate.js';
 import { trainingContext } from '../seal/interface.js';
 import { TinkerClient } from '../tinker/client.js';
 import { retryLine } from '../tinker/http.js';
+import { loraLearningRate } from '../tinker/lora-lr.js';
 import type { TrainConfig } from './config.js';
 import { toolFormat } from './config.js';
 import { initialTrainState, methodSwitches } from './loop.js';
@@ -50,6 +51,14 @@ export function klChoice(c: TrainConfig): TinkerLearnerRecord['kl'] {
         reason: `klCoef ${c.klCoef}: base logprobs from a ${c.baseModel} sampling session, one prefill per training sequence`,
       }
     : { on: false, reason: 'klCoef 0: no KL term, no base-model session' };
+}
+
+/** where the run's learning rate came from, for the run record */
+export function lrChoice(c: TrainConfig): NonNullable<TinkerLearnerRecord['lr']> {
+  const rule = loraLearningRate(c.baseModel!);
+  if (!rule.calibrated) return { value: c.lr, source: `given or seal's default (${rule.reason})` };
+  if (rule.lr === c.lr) return { value: c.lr, source: `rule: ${rule.rule}` };
+  return { value: c.lr, source: `given (the LoRA rule would give ${rule.lr.toPrecision(3)})` };
 }
 
 export async function openTinker(
@@ -95,6 +104,7 @@ export async function openTinker(
         tokenizer: { name: basename(resolve(renderer.name)), sha256: rendererSha(renderer) },
         format: toolFormat(c),
         kl,
+        lr: lrChoice(c),
       },
     };
   } catch (e) {
@@ -177,7 +187,7 @@ export async function planRound(c: TrainConfig, data: BfclData): Promise<RoundPl
       ? [`  asample with prompt_logprobs x one per training sequence (KL to the base, klCoef ${c.klCoef})`]
       : []),
     `  forward_backward (ppo, clip ${1 - c.clipEps}..${1 + c.clipEps}) in chunks within the server's limits, x ${c.passes} pass(es)`,
-    `  optim_step (Adam, lr ${c.lr}) x ${c.passes}`,
+    `  optim_step (Adam, lr ${c.lr.toPrecision(3)}: ${lrChoice(c).source}) x ${c.passes}`,
     `  save_weights + save_weights_for_sampler (the round's checkpoint)`,
     ...(c.validateEvery === 1 && c.validationTasks > 0
       ? [`  asample for validation: ${c.validationTasks} tasks, greedy`]
