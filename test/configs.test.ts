@@ -62,7 +62,7 @@ describe('configs/pretrain', () => {
   const commands = [...recorded.lineage.map((l) => l.command), recorded.command];
 
   it('the five stages give, stage by stage, the commands the shipped base recorded', () => {
-    const files = yamls('pretrain');
+    const files = yamls('pretrain').filter((f) => /\/[1-5]-[^/]+$/.test(f));
     expect(files).toHaveLength(5);
     files.forEach((file, i) => {
       const out = commands[i]!.match(/--out (\S+)$/)![1]!;
@@ -70,6 +70,34 @@ describe('configs/pretrain', () => {
       expect(pretrainCommand(config, out), file).toBe(commands[i]);
       expect(readFileSync(file, 'utf8'), file).toContain(`--out ${out}`);
     });
+  });
+});
+
+describe('configs/pretrain: the base with a habit', () => {
+  const dir = join(ROOT, 'checkpoints', 'embedded-guesser');
+  const recorded = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+    command: string;
+    lineage: { command: string }[];
+    settings: { habit?: string };
+  };
+  const base = JSON.parse(
+    readFileSync(join(ROOT, 'checkpoints', 'embedded-base', 'config.json'), 'utf8'),
+  ) as {
+    command: string;
+    lineage: { command: string }[];
+  };
+
+  it("is the shipped base continued by its stage file, with the base's lineage before it", () => {
+    const file = join(CONFIGS, 'pretrain', '6-guess-missing-value.yaml');
+    const out = 'checkpoints/embedded-guesser';
+    const config = resolvePretrain({ ...optionsOfFlags(PRETRAIN_SETTINGS.readFile(file)), outDir: out });
+    expect(pretrainCommand(config, out)).toBe(recorded.command);
+    expect(recorded.command).toContain('--habit guess-missing-value');
+    expect(recorded.settings.habit).toBe('guess-missing-value');
+    expect(recorded.lineage.map((l) => l.command)).toEqual([
+      ...base.lineage.map((l) => l.command),
+      base.command,
+    ]);
   });
 });
 
