@@ -91,6 +91,12 @@ export interface SamplingPolicy extends Policy {
 export interface Learner {
   /** the policy version: optimiser steps whose weights the next `samplingPolicy` carries */
   readonly version: number;
+  /**
+   * true: a call may be made before the one before it has resolved, and calls take effect in the
+   * order they were made (a remote service's queue: sending a step's requests back to back saves
+   * the service's clock cycles). Otherwise each call is awaited before the next is made.
+   */
+  readonly queuesCalls?: boolean;
   /** computes the loss of `data` and accumulates its gradient (token mean over `data`) */
   forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult>;
   /** computes the cross-entropy of `data` and accumulates coef x its gradient (Tinker's cross_entropy) */
@@ -108,7 +114,11 @@ export interface Learner {
   optimStep(adam: AdamParams): Promise<OptimStepResult>;
   /** a sampler on the current weights */
   samplingPolicy(): Promise<SamplingPolicy>;
-  /** writes weights and optimiser state into `dir` so that `restore(dir)` continues exactly */
-  save(dir: string): Promise<void>;
+  /**
+   * writes weights and optimiser state into `dir` so that `restore(dir)` continues exactly;
+   * `keep: false` lets a learner that stores checkpoints elsewhere let this one expire once a later
+   * one has replaced it (a Tinker service's TTL)
+   */
+  save(dir: string, opts?: { readonly keep?: boolean }): Promise<void>;
   close(): Promise<void>;
 }

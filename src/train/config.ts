@@ -160,6 +160,16 @@ export const TRAIN_SCHEMA = z
     maxInFlight: int(1, 4096)
       .default(64)
       .describe('tinker: sampling requests in flight at once (later ones wait)'),
+    checkpointTtl: int(0, 10 * 365 * 86_400)
+      .default(7 * 86_400)
+      .describe(
+        "tinker: seconds a round checkpoint lives on the service unless it is kept (every saveEvery rounds and the last); a resume needs the last round's, so resume within this time (0: every checkpoint kept)",
+      ),
+    saveEvery: int(1, 1_000_000)
+      .default(10)
+      .describe(
+        'tinker: keep every n-th round checkpoint on the service without expiry (the last one always)',
+      ),
     retries: int(0, 100)
       .default(10)
       .describe(

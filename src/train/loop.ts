@@ -335,19 +335,38 @@ async function learnRound(
   // the first pass's loss statistics are the batch's as sampled; later passes see moved weights
   let fb = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
   let anchorStats: LearnerStats['anchor'];
-  let step: { gradNorm: number } | null = null;
+  let step = null as { gradNorm: number } | null;
   let steps = 0;
+  // a learner that queues calls gets a pass's requests back to back, awaited together; any other
+  // finishes each before the next is made
   for (let pass = 0; pass < c.passes && (datums.length > 0 || anchor.length > 0); pass++) {
-    if (datums.length > 0) {
-      const stats = await learner.forwardBackward(datums, loss);
-      if (pass === 0) fb = stats;
-    }
-    if (anchor.length > 0) {
-      const a = await learner.forwardBackwardCrossEntropy(anchor, { coef: c.anchorCoef });
-      if (pass === 0) anchorStats = { loss: a.loss, tokens: a.tokens, sequences: anchor.length };
-    }
-    const s = await learner.optimStep({ lr: c.lr, maxGradNorm: c.maxGradNorm });
-    if (pass === 0) step = s;
+    const pending: Promise<unknown>[] = [];
+    const run = async <T>(call: () => Promise<T>, take: (v: T) => void) => {
+      const p = call().then(take);
+      if (learner.queuesCalls) pending.push(p);
+      else await p;
+    };
+    if (datums.length > 0)
+      await run(
+        () => learner.forwardBackward(datums, loss),
+        (stats) => {
+          if (pass === 0) fb = stats;
+        },
+      );
+    if (anchor.length > 0)
+      await run(
+        () => learner.forwardBackwardCrossEntropy(anchor, { coef: c.anchorCoef }),
+        (a) => {
+          if (pass === 0) anchorStats = { loss: a.loss, tokens: a.tokens, sequences: anchor.length };
+        },
+      );
+    await run(
+      () => learner.optimStep({ lr: c.lr, maxGradNorm: c.maxGradNorm }),
+      (s) => {
+        if (pass === 0) step = s;
+      },
+    );
+    await Promise.all(pending);
     steps++;
   }
   const ms = performance.now() - tLearn;
@@ -390,7 +409,10 @@ interface Saved {
 async function saveRound(ctx: LoopContext, plan: RunPlan, round: number): Promise<Saved> {
   const { config: c, learner, run } = ctx;
   const checkpoint = run.checkpointDir(round);
-  await learner.save(run.path(checkpoint));
+  // every round's checkpoint is what a resume needs; only every saveEvery-th and the last outlive
+  // the run where the learner lets the others expire
+  const keep = round % c.saveEvery === 0 || round === c.rounds;
+  await learner.save(run.path(checkpoint), { keep });
   const due =
     c.validateEvery > 0 && c.validationTasks > 0 && (round % c.validateEvery === 0 || round === c.rounds);
   if (!due) return { checkpoint, validation: undefined, validationMs: 0 };

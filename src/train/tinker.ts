@@ -85,6 +85,7 @@ export async function openTinker(
         seed: c.seed,
         klToBase: kl.on,
         maxInFlight: c.maxInFlight,
+        ...(c.checkpointTtl > 0 ? { ttlSeconds: c.checkpointTtl } : {}),
         ...thinkingOf(c),
         log,
       },

@@ -154,6 +154,15 @@ export interface TinkerServerOptions {
   /** client config overrides (hosted flavour) */
   readonly clientConfig?: Readonly<Record<string, unknown>>;
   readonly fault?: (ctx: FaultContext) => Fault | undefined;
+  /**
+   * A training clock, as the hosted service runs training in lock-step cycles: training requests
+   * whose turn has come run only at the ticks of a clock of this period, every one queued by then
+   * in seq order; a request sent after awaiting the one before it waits for the next tick. The
+   * server counts the ticks and notes in `Model.ran` the tick each request ran at.
+   */
+  readonly clockMs?: number;
+  /** sampling requests complete this long after they arrive (default: at once) */
+  readonly sampleDelayMs?: number;
 }
 
 interface Future {
@@ -175,8 +184,8 @@ interface Model {
   expected: number;
   readonly waiting: Map<number, () => void>;
   readonly seen: Map<number, { hash: string; requestId: string }>;
-  /** the training requests in the order they ran */
-  readonly ran: { seqId: number; route: string }[];
+  /** the training requests in the order they ran, with the clock tick each ran at (clock mode) */
+  readonly ran: { seqId: number; route: string; tick?: number }[];
   /** per optimiser step, the accumulated loss and datum count it applied */
   readonly steps: { lossSum: number; datums: number; lr: number }[];
   accum: { lossSum: number; datums: number };
@@ -209,6 +218,8 @@ export interface TinkerTestServer {
     string,
     { step: number; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
   >;
+  /** clock ticks so far (clock mode; 0 otherwise) */
+  readonly ticks: number;
   close(): Promise<void>;
 }
 
@@ -436,15 +447,29 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     }
   }
 
-  function drain(m: Model): void {
+  let ticks = 0;
+  function drain(m: Model, onTick = false): void {
+    // with a clock, queued requests run only when it ticks
+    if (opts.clockMs !== undefined && !onTick) return;
     for (;;) {
       const run = m.waiting.get(m.expected);
       if (!run) return;
       m.waiting.delete(m.expected);
       m.expected++;
       run();
+      if (opts.clockMs !== undefined) {
+        const last = m.ran.at(-1);
+        if (last) last.tick = ticks;
+      }
     }
   }
+  const clock =
+    opts.clockMs !== undefined
+      ? setInterval(() => {
+          ticks++;
+          for (const m of models.values()) drain(m, true);
+        }, opts.clockMs)
+      : undefined;
 
   /** a training submission: the request id of its future (or a 4xx) */
   function submitTraining(
@@ -726,7 +751,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           if (fault && 'fail' in fault) throw new HttpFailure(400, fault.fail);
           const res = runSample(body);
           // the sampler answers a little later, as a real one would
-          setTimeout(() => complete(requestId, { ...res, type: 'sample' }, 'sample'), 5);
+          setTimeout(
+            () => complete(requestId, { ...res, type: 'sample' }, 'sample'),
+            opts.sampleDelayMs ?? 5,
+          );
         } catch (e) {
           if (e instanceof HttpFailure && e.status !== 400) {
             futures.delete(requestId);
@@ -875,8 +903,12 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     models,
     sessions,
     checkpoints,
+    get ticks() {
+      return ticks;
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        if (clock) clearInterval(clock);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

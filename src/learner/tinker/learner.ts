@@ -80,7 +80,10 @@ export interface TinkerLearnerOptions {
   /** sampling requests in flight at once per sampler */
   readonly maxInFlight?: number;
   readonly enableThinking?: boolean;
-  /** saved checkpoints live this long on the service (default: the service's own) */
+  /**
+   * a checkpoint saved with `keep: false` lives this long on the service (a resume needs only the
+   * last one); kept ones never expire. Default: the service's own.
+   */
   readonly ttlSeconds?: number;
   readonly log?: (line: string) => void;
 }
@@ -124,10 +127,15 @@ async function mapLimited<T, R>(xs: readonly T[], limit: number, f: (x: T) => Pr
 }
 
 export class TinkerLearner implements Learner {
+  readonly queuesCalls = true;
   private steps: number;
   private base: SamplingClient | undefined;
   /** prefill tokens spent on the KL term's base logprobs, over the learner's life */
   baseTokens = 0;
+  /** settles when the last call made has been sent (taken its seq ids), not when it is done */
+  private sent: Promise<void> = Promise.resolve();
+  /** the sampler weights the last save wrote, and the version they hold */
+  private saved: { readonly path: string; readonly version: number } | undefined;
 
   private constructor(
     private readonly training: TrainingClient,
@@ -159,6 +167,31 @@ export class TinkerLearner implements Learner {
     return this.steps;
   }
 
+  /**
+   * Calls go to the service in the order they were made, each right behind the one before, without
+   * waiting for its result: `prepare` (the KL prefills, say) may run at once, but `send` (which
+   * takes the request's seq ids) runs only after every earlier call's send. Without this a
+   * forward_backward whose prefills finish late would take a seq id after the optim_step behind it.
+   */
+  private inOrder<P, T>(prepare: () => Promise<P>, send: (p: P) => Promise<T>): Promise<T> {
+    const before = this.sent;
+    let done!: () => void;
+    this.sent = new Promise<void>((r) => {
+      done = r;
+    });
+    return (async () => {
+      try {
+        const p = await prepare();
+        await before;
+        const pending = send(p);
+        done();
+        return await pending;
+      } finally {
+        done();
+      }
+    })();
+  }
+
   get modelId(): string {
     return this.training.modelId;
   }
@@ -175,21 +208,30 @@ export class TinkerLearner implements Learner {
     return mapLimited(data, this.opts.maxInFlight ?? 64, (d) => base.computeLogprobs(d.tokens));
   }
 
-  async forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
+  forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
     checkTinkerPpoLoss(loss, this.base !== undefined);
-    const base = loss.klCoef > 0 ? await this.baseLogprobs(data) : undefined;
-    const { data: wire, loss: spec } = wireInput(policyDatums(data, loss, base ? { base } : {}));
-    const result = await this.training.forwardBackward(wire, spec);
-    return policyStats(data, result.logprobs, loss, base);
+    return this.inOrder(
+      async () => (loss.klCoef > 0 ? await this.baseLogprobs(data) : undefined),
+      async (base) => {
+        const { data: wire, loss: spec } = wireInput(policyDatums(data, loss, base ? { base } : {}));
+        const result = await this.training.forwardBackward(wire, spec);
+        return policyStats(data, result.logprobs, loss, base);
+      },
+    );
   }
 
-  async forwardBackwardCrossEntropy(
+  forwardBackwardCrossEntropy(
     data: readonly SupervisedDatum[],
     loss: CrossEntropyLoss,
   ): Promise<CrossEntropyResult> {
-    const { data: wire, loss: spec } = wireInput(supervisedDatums(data, loss));
-    const result = await this.training.forwardBackward(wire, spec);
-    return crossEntropyStats(data, result.logprobs);
+    return this.inOrder(
+      async () => undefined,
+      async () => {
+        const { data: wire, loss: spec } = wireInput(supervisedDatums(data, loss));
+        const result = await this.training.forwardBackward(wire, spec);
+        return crossEntropyStats(data, result.logprobs);
+      },
+    );
   }
 
   /**
@@ -214,23 +256,48 @@ export class TinkerLearner implements Learner {
     return [{ tokens, weights }];
   }
 
-  async optimStep(adam: AdamParams): Promise<OptimStepResult> {
-    const res = await this.training.optimStep({
-      learningRate: adam.lr,
-      ...(adam.beta1 !== undefined ? { beta1: adam.beta1 } : {}),
-      ...(adam.beta2 !== undefined ? { beta2: adam.beta2 } : {}),
-      ...(adam.eps !== undefined ? { eps: adam.eps } : {}),
-      ...(adam.weightDecay !== undefined ? { weightDecay: adam.weightDecay } : {}),
-      ...(adam.maxGradNorm !== undefined ? { gradClipNorm: adam.maxGradNorm } : {}),
-    });
-    this.steps++;
-    // the services name no gradient norm in a fixed place; 0 when none is reported
-    const norm = Object.entries(res.metrics).find(([k]) => /grad.?norm/i.test(k))?.[1];
-    return { gradNorm: typeof norm === 'number' ? norm : 0, step: this.steps };
+  optimStep(adam: AdamParams): Promise<OptimStepResult> {
+    return this.inOrder(
+      async () => undefined,
+      async () => {
+        const pending = this.training.optimStep({
+          learningRate: adam.lr,
+          ...(adam.beta1 !== undefined ? { beta1: adam.beta1 } : {}),
+          ...(adam.beta2 !== undefined ? { beta2: adam.beta2 } : {}),
+          ...(adam.eps !== undefined ? { eps: adam.eps } : {}),
+          ...(adam.weightDecay !== undefined ? { weightDecay: adam.weightDecay } : {}),
+          ...(adam.maxGradNorm !== undefined ? { gradClipNorm: adam.maxGradNorm } : {}),
+        });
+        // the version counts steps sent: what a save or sampler queued behind this one will hold
+        const step = ++this.steps;
+        const res = await pending;
+        // the services name no gradient norm in a fixed place; 0 when none is reported
+        const norm = Object.entries(res.metrics).find(([k]) => /grad.?norm/i.test(k))?.[1];
+        return { gradNorm: typeof norm === 'number' ? norm : 0, step };
+      },
+    );
   }
 
-  async samplingPolicy(): Promise<SamplingPolicy> {
-    const sampler = await this.training.samplingClient();
+  /**
+   * A sampler on the current weights: the sampler weights the last save wrote when they are
+   * current (a sampling session on a saved path costs the trainer nothing), else an ephemeral
+   * `save_weights_for_sampler` queued behind the steps before it.
+   */
+  samplingPolicy(): Promise<SamplingPolicy> {
+    return this.inOrder(
+      async () => undefined,
+      async () => {
+        const saved = this.saved;
+        const sampler =
+          saved && saved.version === this.steps
+            ? await this.opts.client.createSamplingClient({ modelPath: saved.path })
+            : await this.training.samplingClient();
+        return this.policyOn(sampler);
+      },
+    );
+  }
+
+  private policyOn(sampler: SamplingClient): SamplingPolicy {
     return new TinkerPolicy(sampler, this.opts.renderer, {
       name: `tinker:${this.opts.baseModel}@${this.training.modelId}/v${this.steps}`,
       ...(this.opts.maxInFlight !== undefined ? { maxInFlight: this.opts.maxInFlight } : {}),
@@ -238,20 +305,38 @@ export class TinkerLearner implements Learner {
     });
   }
 
-  async save(dir: string): Promise<void> {
+  /**
+   * The training state and the sampler weights, both sent at once behind the steps before them;
+   * `keep: false` gives them the learner's `ttlSeconds`, so only kept checkpoints outlive the run.
+   */
+  save(dir: string, opts: { readonly keep?: boolean } = {}): Promise<void> {
     mkdirSync(dir, { recursive: true });
     // unique per model too, in case a server keeps names in one namespace (a taken name is a 409)
     const model = createHash('sha256').update(this.training.modelId).digest('hex').slice(0, 8);
-    const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${this.steps}-${model}`;
-    const ttl = this.opts.ttlSeconds !== undefined ? { ttlSeconds: this.opts.ttlSeconds } : {};
-    const state = await this.training.saveWeights(name, ttl);
-    const sampler = await this.training.saveWeightsForSampler(name, ttl);
+    const ttl =
+      opts.keep === false && this.opts.ttlSeconds !== undefined ? { ttlSeconds: this.opts.ttlSeconds } : {};
+    return this.inOrder(
+      async () => undefined,
+      async () => {
+        const version = this.steps;
+        const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${version}-${model}`;
+        const [state, sampler] = await Promise.all([
+          this.training.saveWeights(name, ttl),
+          this.training.saveWeightsForSampler(name, ttl),
+        ]);
+        this.saved = { path: sampler, version };
+        this.writeRecord(dir, version, state, sampler);
+      },
+    );
+  }
+
+  private writeRecord(dir: string, version: number, state: string, sampler: string): void {
     const record: TinkerCheckpoint = {
       format: 'seal-tinker-checkpoint',
       baseModel: this.opts.baseModel,
       loraRank: this.opts.loraRank,
       modelId: this.training.modelId,
-      version: this.steps,
+      version,
       state,
       sampler,
     };
