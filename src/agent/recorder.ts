@@ -28,6 +28,8 @@ export class EpisodeRecorder {
   private readonly steps: StepRecord[][] = [[]];
   /** training only: the interface parts left out of the episode's prompts (see Trajectory) */
   interfaceDropped: readonly string[] = [];
+  /** why the rollout ended early: a sample that failed for good (the episode was aborted) */
+  sampleFailure: string | undefined;
 
   constructor(
     readonly task: BfclTask,
@@ -85,7 +87,11 @@ export class EpisodeRecorder {
   /** The trajectory with the official verdict (replayed on fresh instances, as the evaluator does). */
   finish(): Trajectory {
     const t = this.assemble();
-    return this.interfaceDropped.length > 0 ? { ...t, interfaceDropped: this.interfaceDropped } : t;
+    return {
+      ...t,
+      ...(this.interfaceDropped.length > 0 ? { interfaceDropped: this.interfaceDropped } : {}),
+      ...(this.sampleFailure !== undefined ? { sampleFailure: this.sampleFailure } : {}),
+    };
   }
 
   private assemble(): Trajectory {

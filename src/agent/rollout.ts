@@ -7,7 +7,13 @@
  */
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE } from '../envs/bfcl/episode.js';
-import type { ChatMessage, Completion, Policy, SamplingOptions } from '../policy/policy.js';
+import {
+  type ChatMessage,
+  type Completion,
+  type Policy,
+  SampleFailedError,
+  type SamplingOptions,
+} from '../policy/policy.js';
 import { fitInterface } from '../seal/interface/budget.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import {
@@ -45,6 +51,12 @@ export interface RolloutOptions {
    * which strict evaluation keeps).
    */
   readonly maxStepsPerTurn?: number;
+  /**
+   * A sample that fails for good (`SampleFailedError`): `throw` (strict evaluation: the run stops
+   * and can be continued) or `end` (training: the rollout ends there as a forced quit, recorded in
+   * `sampleFailure`, and the round goes on)
+   */
+  readonly onSampleFailure?: 'throw' | 'end';
 }
 
 function stepMeta(c: Completion): StepMeta {
@@ -129,14 +141,23 @@ export async function rolloutTranscript(
     messages.push(...turnMessages(obs));
     const toolNames = obs.functions.map((f) => f.name);
     for (;;) {
-      const completion = await policy.complete(
-        {
-          ...options.sampling,
-          messages,
-          ...(format.requestTools(tools) ? { tools: format.requestTools(tools)! } : {}),
-        },
-        options.signal,
-      );
+      let completion: Completion;
+      try {
+        completion = await policy.complete(
+          {
+            ...options.sampling,
+            messages,
+            ...(format.requestTools(tools) ? { tools: format.requestTools(tools)! } : {}),
+          },
+          options.signal,
+        );
+      } catch (e) {
+        if (!(e instanceof SampleFailedError) || options.onSampleFailure !== 'end') throw e;
+        rec.sampleFailure = e.message;
+        ep.abort();
+        running = false;
+        break;
+      }
       const decoded = format.decode(completion);
       messages.push(format.assistantMessage(completion));
       const meta = stepMeta(completion);

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
+import { SampleFailedError } from '../policy/policy.js';
 import { TinkerError } from '../tinker/errors.js';
 import { UserError } from '../util/errors.js';
 import { registerCompare } from './compare.js';
@@ -50,7 +51,11 @@ try {
   } else if (e instanceof TinkerError) {
     console.error(`seal: ${tinkerErrorText(e)}`);
     process.exitCode = e.kind === 'usage' || e.kind === 'auth' ? 2 : 1;
-  } else if (e instanceof ModelServerError || e instanceof ContextOverflowError) {
+  } else if (
+    e instanceof ModelServerError ||
+    e instanceof ContextOverflowError ||
+    e instanceof SampleFailedError
+  ) {
     console.error(`seal: ${e.message}\nTasks that finished are kept; rerun the same command to continue.`);
     process.exitCode = 1;
   } else {

@@ -70,3 +70,12 @@ export interface Policy {
    */
   readonly promptLength?: (request: CompletionRequest) => PromptLength;
 }
+
+/**
+ * A sample request that failed for good and says nothing about the sampler as a whole: the service
+ * refused this one prompt (longer than the model's context, say). A training rollout that meets it
+ * ends there, as a forced quit; the round goes on.
+ */
+export class SampleFailedError extends Error {
+  override name = 'SampleFailedError';
+}

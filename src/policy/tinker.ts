@@ -13,8 +13,15 @@
 
 import type { Renderer, RenderMessage } from '../render/renderer.js';
 import type { SamplingClient } from '../tinker/client.js';
+import { TinkerError } from '../tinker/errors.js';
 import { Semaphore } from '../util/semaphore.js';
-import type { Completion, CompletionRequest, NativeToolCall, Policy } from './policy.js';
+import {
+  type Completion,
+  type CompletionRequest,
+  type NativeToolCall,
+  type Policy,
+  SampleFailedError,
+} from './policy.js';
 
 export interface TinkerPolicyOptions {
   /** a name for records (the base model or the tinker:// path) */
@@ -27,6 +34,11 @@ export interface TinkerPolicyOptions {
   readonly enableThinking?: boolean;
   /** frees what the sampler holds (called once by close) */
   readonly onClose?: () => Promise<void> | void;
+  /**
+   * the service's `max_context_length` for the model: a prompt that leaves no room for a token is
+   * refused here, before it is sent (`SampleFailedError`), and the completion is capped to the room
+   */
+  readonly maxContextLength?: number;
 }
 
 const TOOL_CALL_BLOCK = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g;
@@ -122,18 +134,37 @@ export class TinkerPolicy implements Policy {
     if (this.closed) throw new Error(`${this.name}: the sampler was closed`);
     const t0 = performance.now();
     const prompt = this.promptIds(request);
-    const maxTokens = request.maxTokens ?? this.opts.defaultMaxTokens ?? 512;
-    const res = await this.slots.run(() =>
-      this.sampler.sample(prompt, {
-        maxTokens,
-        temperature: request.temperature ?? 1,
-        ...(request.topP !== undefined ? { topP: request.topP } : {}),
-        ...(request.seed !== undefined ? { seed: request.seed } : {}),
-        // stop on the template's end-of-turn ids; text stops would cut inside a token
-        stop: [...this.renderer.stopTokens],
-        ...(signal ? { signal } : {}),
-      }),
-    );
+    let maxTokens = request.maxTokens ?? this.opts.defaultMaxTokens ?? 512;
+    const context = this.opts.maxContextLength;
+    if (context !== undefined) {
+      if (prompt.length >= context)
+        throw new SampleFailedError(
+          `${this.name}: the prompt has ${prompt.length} tokens, the service's max_context_length is ${context}; not sent`,
+        );
+      maxTokens = Math.min(maxTokens, context - prompt.length);
+    }
+    const res = await this.slots
+      .run(() =>
+        this.sampler.sample(prompt, {
+          maxTokens,
+          temperature: request.temperature ?? 1,
+          ...(request.topP !== undefined ? { topP: request.topP } : {}),
+          ...(request.seed !== undefined ? { seed: request.seed } : {}),
+          // stop on the template's end-of-turn ids; text stops would cut inside a token
+          stop: [...this.renderer.stopTokens],
+          ...(signal ? { signal } : {}),
+        }),
+      )
+      .catch((e: unknown) => {
+        // the service ran this one request and refused it (a 400 for its prompt, say): that ends
+        // the rollout, not the sampler; anything else (unreachable, auth) is the run's problem
+        if (
+          e instanceof TinkerError &&
+          (e.kind === 'request_failed' || (e.kind === 'http' && e.status === 400))
+        )
+          throw new SampleFailedError(`${this.name}: the service refused the sample: ${e.message}`);
+        throw e;
+      });
     const seq = res.sequences[0];
     if (!seq) throw new Error(`${this.name}: asample answered no sequence`);
     if (!seq.logprobs || seq.logprobs.length !== seq.tokens.length)

@@ -80,6 +80,11 @@ export interface Trajectory {
    * budget, in the order dropped (interface/budget.ts); absent when the whole interface was shown
    */
   readonly interfaceDropped?: readonly string[];
+  /**
+   * training only: the sample request that failed for good and ended the rollout there, as a forced
+   * quit (the service refused the prompt, e.g. longer than the model's context)
+   */
+  readonly sampleFailure?: string;
 }
 
 /**

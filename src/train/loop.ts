@@ -255,6 +255,7 @@ async function sampleRound(
       format: plan.format,
       sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
       onParseError: 'reply',
+      onSampleFailure: 'end',
       maxStepsPerTurn: c.maxSteps,
       recorder: plan.recorder,
       ...(plan.switches.interface ? { trainingInterface: { ctx: plan.tctx, state: iface } } : {}),
@@ -270,6 +271,11 @@ async function sampleRound(
       totalMs: performance.now() - r0,
     };
   });
+  const failed = played.filter((p) => p.trajectory.sampleFailure !== undefined);
+  if (failed.length > 0)
+    hooks.log(
+      `round ${round}: ${failed.length} rollout(s) ended by a sample the service refused, scored as forced quits (first: ${failed[0]!.trajectory.sampleFailure})`,
+    );
   return { version, played, wallMs: performance.now() - tSample };
 }
 

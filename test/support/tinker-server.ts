@@ -163,6 +163,8 @@ export interface TinkerServerOptions {
   readonly clockMs?: number;
   /** sampling requests complete this long after they arrive (default: at once) */
   readonly sampleDelayMs?: number;
+  /** the max_context_length the capabilities state (default 32768) */
+  readonly maxContextLength?: number;
 }
 
 interface Future {
@@ -644,7 +646,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         return {
           status: 200,
           body: {
-            supported_models: baseModels.map((model_name) => ({ model_name, max_context_length: 32768 })),
+            supported_models: baseModels.map((model_name) => ({
+              model_name,
+              max_context_length: opts.maxContextLength ?? 32768,
+            })),
           },
         };
       case 'create_session': {

@@ -151,6 +151,15 @@ export class BfclEpisode {
     };
   }
 
+  /**
+   * End the episode where it is, as a forced quit: the policy cannot go on (its sampler refused the
+   * next prompt). The turns not played are empty, as after the step limit.
+   */
+  abort(): void {
+    this.forceQuit = true;
+    this.phase = 'done';
+  }
+
   /** Run one step's decoded calls. No calls (text answer, decode failure) ends the turn. */
   act(calls: readonly string[]): StepOutcome {
     if (this.phase !== 'in_turn') throw new Error(`act() called while the episode is ${this.phase}`);

@@ -134,6 +134,8 @@ export class TinkerLearner implements Learner {
   baseTokens = 0;
   /** settles when the last call made has been sent (taken its seq ids), not when it is done */
   private sent: Promise<void> = Promise.resolve();
+  /** the service's max_context_length for the base model, when it says */
+  maxContextLength: number | undefined;
   /** the sampler weights the last save wrote, and the version they hold */
   private saved: { readonly path: string; readonly version: number } | undefined;
 
@@ -160,6 +162,10 @@ export class TinkerLearner implements Learner {
     });
     const learner = new TinkerLearner(training, opts, saved?.version ?? 0);
     if (opts.klToBase) learner.base = await opts.client.createSamplingClient({ baseModel: opts.baseModel });
+    // the guard against a prompt the service would refuse; a service that does not say has none
+    const caps = await opts.client.serverCapabilities().catch(() => undefined);
+    const context = caps?.supported_models.find((m) => m.model_name === opts.baseModel)?.max_context_length;
+    if (typeof context === 'number' && context > 0) learner.maxContextLength = context;
     return learner;
   }
 
@@ -301,6 +307,7 @@ export class TinkerLearner implements Learner {
     return new TinkerPolicy(sampler, this.opts.renderer, {
       name: `tinker:${this.opts.baseModel}@${this.training.modelId}/v${this.steps}`,
       ...(this.opts.maxInFlight !== undefined ? { maxInFlight: this.opts.maxInFlight } : {}),
+      ...(this.maxContextLength !== undefined ? { maxContextLength: this.maxContextLength } : {}),
       ...(this.opts.enableThinking !== undefined ? { enableThinking: this.opts.enableThinking } : {}),
     });
   }
