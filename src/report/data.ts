@@ -525,6 +525,7 @@ function finishedText(run: LoadedRun): string {
         ? `start evaluation ${minutes(f.evalStartMs)}`
         : '',
     f.evalFinalMs !== undefined ? `final evaluation ${minutes(f.evalFinalMs)}` : '',
+    run.manifest.config?.evalFinal === false ? 'no final evaluation: --eval-final false' : '',
   ].filter(Boolean);
   return `${f.finished}${evals.length ? ` (${evals.join(', ')})` : ''}`;
 }
@@ -551,7 +552,20 @@ function facts(run: LoadedRun): [string, string][] {
       'sampling',
       `temperature ${m.sampling?.temperature}, top-p ${m.sampling?.topP}, max tokens ${m.sampling?.maxTokens}`,
     ],
-    ['base checkpoint', `${m.base?.checkpoint} (weights sha256 ${m.base?.modelSha256})`],
+    ...(m.learner?.kind === 'tinker'
+      ? ([
+          ['base model', `${m.learner.baseModel}, LoRA rank ${m.learner.loraRank}, on ${m.learner.service}`],
+          [
+            'checkpoint',
+            run.tinkerCheckpoint
+              ? `${run.tinkerCheckpoint.round}: training state ${run.tinkerCheckpoint.state}, sampler weights ${run.tinkerCheckpoint.sampler}`
+              : 'none yet',
+          ],
+        ] as [string, string][])
+      : ([['base checkpoint', `${m.base?.checkpoint} (weights sha256 ${m.base?.modelSha256})`]] as [
+          string,
+          string,
+        ][])),
     [
       'code',
       `${m.code?.version}${m.code?.git ? ` (git ${m.code.git}${m.code.dirty ? ', with uncommitted changes' : ''})` : ''}`,
@@ -574,7 +588,12 @@ function notes(run: LoadedRun): string[] {
     out.push(
       `Round ${run.unfinishedRound} has rollouts but no round record: it was interrupted (or is still running) and is left out.`,
     );
-  if (!run.evalFinal) out.push('No eval-final/: the run has not finished its final evaluation.');
+  if (!run.evalFinal)
+    out.push(
+      run.manifest.config?.evalFinal === false
+        ? 'No final evaluation: the run was started with --eval-final false.'
+        : 'No eval-final/: the run has not finished its final evaluation.',
+    );
   for (const r of run.rollouts)
     if (r.dropped > 0) out.push(`Round ${r.round}: ${r.dropped} rollout line(s) could not be read.`);
   return out;

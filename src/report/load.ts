@@ -51,6 +51,8 @@ export interface LoadedRun {
   readonly evalFinal?: Summary;
   /** present once the run has done its last round and final evaluation */
   readonly finished?: RunFinished;
+  /** a Tinker run: the tinker:// paths of its last round's checkpoint (training state, sampler weights) */
+  readonly tinkerCheckpoint?: { readonly round: string; readonly state: string; readonly sampler: string };
   /** strict validation, by round (from the round records, else the validation folders) */
   readonly validation: readonly EvalPoint[];
   readonly rollouts: readonly RoundRollouts[];
@@ -127,6 +129,20 @@ function readManifest(dir: string): RunManifest {
   return m as unknown as RunManifest;
 }
 
+/** the tinker:// paths a Tinker run's checkpoint folder records, or undefined when unreadable */
+function readTinkerPaths(dir: string, round: string): LoadedRun['tinkerCheckpoint'] {
+  try {
+    const v = JSON.parse(
+      readFileSync(join(dir, RUN_FILES.checkpoints, round, 'tinker.json'), 'utf8'),
+    ) as unknown;
+    return isObject(v) && typeof v.state === 'string' && typeof v.sampler === 'string'
+      ? { round, state: v.state, sampler: v.sampler }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** finished.json, or undefined when absent or unreadable (the run is then shown as not finished) */
 function readFinished(path: string): RunFinished | undefined {
   if (!existsSync(path)) return undefined;
@@ -167,6 +183,8 @@ export function loadRun(dir: string): LoadedRun {
   const evalStart = readSummary(join(dir, RUN_FILES.evalStart));
   const evalFinal = readSummary(join(dir, RUN_FILES.evalFinal));
   const finished = readFinished(join(dir, RUN_FILES.finished));
+  const tinkerCheckpoint =
+    manifest.learner?.kind === 'tinker' && last > 0 ? readTinkerPaths(dir, roundName(last)) : undefined;
   return {
     dir,
     name: basename(resolve(dir)),
@@ -177,6 +195,7 @@ export function loadRun(dir: string): LoadedRun {
     ...(evalStart ? { evalStart } : {}),
     ...(evalFinal ? { evalFinal } : {}),
     ...(finished ? { finished } : {}),
+    ...(tinkerCheckpoint ? { tinkerCheckpoint } : {}),
     validation: [...validation].sort((a, b) => a[0] - b[0]).map(([round, summary]) => ({ round, summary })),
     rollouts,
   };

@@ -6,7 +6,7 @@
  * sampler of the next round and of validation must be the saved one, not a new export: at most two
  * ticks per optimiser step. Each assertion fails when one request waits on another it need not.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,12 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
     // so a step costs two ticks (its own and its checkpoint's); a round without a step one
     const ticks = new Set(ran.map((x) => x.tick));
     expect(ticks.size).toBeLessThanOrEqual(1 + ROUNDS + optim.length);
+
+    // the report names the run's checkpoint by its tinker:// paths and says why there is no final evaluation
+    const report = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(report).toContain(`round-000${ROUNDS}: training state tinker://`);
+    expect(report).toContain('started with --eval-final false');
+    expect(report).not.toContain('weights sha256');
 
     // checkpoints: each round's with the short expiry, every second and the last kept for good
     const ttlOf = (round: number, kind: 'weights' | 'sampler_weights') =>
