@@ -21,6 +21,7 @@ import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { QWEN3_DIR, qwen3Renderer } from '../test/support/render.js';
 import { oracleModel } from '../test/support/tinker-oracle.js';
 import { startTinkerServer } from '../test/support/tinker-server.js';
+import { tinkerTrainArgs } from '../test/support/tiny-run.js';
 
 const { values } = parseArgs({
   options: {
@@ -55,36 +56,14 @@ async function once(): Promise<Run> {
       'node',
       [
         join(ROOT, 'bin', 'seal.js'),
-        'train',
-        '--learner',
-        'tinker',
-        '--base-model',
-        'Qwen/Qwen3-8B',
-        '--tokenizer',
-        QWEN3_DIR,
-        '--base-url',
-        server.url,
-        '--suite',
-        'mini',
-        '--rounds',
-        String(rounds),
-        '--tasks-per-round',
-        '4',
-        '--group-size',
-        '4',
-        '--max-steps',
-        '2',
-        '--lora-rank',
-        '8',
-        '--validate-every',
-        '0',
-        '--eval-start',
-        'false',
-        '--eval-final',
-        'false',
-        '--quiet',
-        '--out',
-        join(dir, 'run'),
+        ...tinkerTrainArgs(join(dir, 'run'), QWEN3_DIR, {
+          baseUrl: server.url,
+          rounds,
+          tasksPerRound: 4,
+          groupSize: 4,
+          maxSteps: 2,
+          loraRank: 8,
+        }),
       ],
       { env: { ...process.env, TINKER_API_KEY: KEY }, maxBuffer: 64 << 20 },
     );

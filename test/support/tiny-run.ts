@@ -34,3 +34,32 @@ export function timeless(text: string): unknown {
 /** a JSON-lines record, line by line, without its wall-clock fields */
 export const timelessLines = (path: string): unknown[] =>
   readFileSync(path, 'utf8').trim().split('\n').map(timeless);
+
+/**
+ * `seal train --learner tinker` of Qwen3-8B's template and tokenizer (the dev dependency's files)
+ * on the mini suite, into `out`, with `over` (setting keys) added: the run the Tinker tests and
+ * benches vary. No full evaluations and no validation unless `over` asks; `--quiet` always.
+ */
+export function tinkerTrainArgs(
+  out: string,
+  tokenizer: string,
+  over: Readonly<Record<string, string | number | boolean>> = {},
+): string[] {
+  const flags = {
+    learner: 'tinker',
+    baseModel: 'Qwen/Qwen3-8B',
+    tokenizer,
+    suite: 'mini',
+    validateEvery: 0,
+    evalStart: false,
+    evalFinal: false,
+    ...over,
+  };
+  return [
+    'train',
+    ...Object.entries(flags).flatMap(([k, v]) => [flagOf(k), String(v)]),
+    '--quiet',
+    '--out',
+    out,
+  ];
+}

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, seal } from '../support/cli.js';
 import { QWEN3_DIR } from '../support/render.js';
 import { startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
+import { tinkerTrainArgs } from '../support/tiny-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'seal-first-contact-'));
 let server: TinkerTestServer;
@@ -27,21 +28,7 @@ async function closedLoopbackPort(): Promise<number> {
 }
 
 const NO_ENV = { TINKER_API_KEY: '', TINKER_BASE_URL: '' };
-const train = (out: string, ...extra: string[]) => [
-  'train',
-  '--learner',
-  'tinker',
-  '--base-model',
-  'Qwen/Qwen3-8B',
-  '--tokenizer',
-  QWEN3_DIR,
-  '--suite',
-  'mini',
-  '--quiet',
-  '--out',
-  out,
-  ...extra,
-];
+const train = (out: string, ...extra: string[]) => [...tinkerTrainArgs(out, QWEN3_DIR), ...extra];
 const evalTinker = (out: string, ...extra: string[]) => [
   'eval',
   '--suite',

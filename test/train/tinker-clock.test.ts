@@ -15,6 +15,7 @@ import { buildDist, seal } from '../support/cli.js';
 import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
 import { oracleModel } from '../support/tinker-oracle.js';
 import { startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
+import { tinkerTrainArgs } from '../support/tiny-run.js';
 
 let server: TinkerTestServer;
 const ENV = { TINKER_API_KEY: 'tml-test-key' };
@@ -36,44 +37,18 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   it('sends each step back to back and reuses the saved sampler: at most two ticks a step', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'seal-tinker-clock-')), 'run');
     const r = await seal(
-      [
-        'train',
-        '--learner',
-        'tinker',
-        '--base-model',
-        'Qwen/Qwen3-8B',
-        '--tokenizer',
-        QWEN3_DIR,
-        '--base-url',
-        server.url,
-        '--suite',
-        'mini',
-        '--rounds',
-        String(ROUNDS),
-        '--tasks-per-round',
-        '2',
-        '--group-size',
-        '2',
-        '--max-steps',
-        '2',
-        '--lora-rank',
-        '8',
-        '--validate-every',
-        '1',
-        '--validation-tasks',
-        '4',
-        '--save-every',
-        '2',
-        '--checkpoint-ttl',
-        '3600',
-        '--eval-start',
-        'false',
-        '--eval-final',
-        'false',
-        '--quiet',
-        '--out',
-        out,
-      ],
+      tinkerTrainArgs(out, QWEN3_DIR, {
+        baseUrl: server.url,
+        rounds: ROUNDS,
+        tasksPerRound: 2,
+        groupSize: 2,
+        maxSteps: 2,
+        loraRank: 8,
+        validateEvery: 1,
+        validationTasks: 4,
+        saveEvery: 2,
+        checkpointTtl: 3600,
+      }),
       ENV,
     );
     expect(r.code, r.stderr).toBe(0);

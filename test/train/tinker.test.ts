@@ -17,6 +17,7 @@ import { buildDist, ROOT, seal } from '../support/cli.js';
 import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
 import { oracleModel } from '../support/tinker-oracle.js';
 import { type Fault, startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
+import { tinkerTrainArgs } from '../support/tiny-run.js';
 
 let server: TinkerTestServer;
 let holdRound2 = false;
@@ -33,40 +34,15 @@ const jsonl = (p: string) =>
     .map((l) => JSON.parse(l));
 
 function trainArgs(out: string): string[] {
-  return [
-    'train',
-    '--learner',
-    'tinker',
-    '--base-model',
-    'Qwen/Qwen3-8B',
-    '--tokenizer',
-    QWEN3_DIR,
-    '--base-url',
-    server.url,
-    '--suite',
-    'mini',
-    '--rounds',
-    '2',
-    '--tasks-per-round',
-    '2',
-    '--group-size',
-    '4',
-    '--max-steps',
-    '2',
-    '--max-tokens',
-    '256',
-    '--lora-rank',
-    '8',
-    '--validate-every',
-    '0',
-    '--eval-start',
-    'false',
-    '--eval-final',
-    'false',
-    '--quiet',
-    '--out',
-    out,
-  ];
+  return tinkerTrainArgs(out, QWEN3_DIR, {
+    baseUrl: server.url,
+    rounds: 2,
+    tasksPerRound: 2,
+    groupSize: 4,
+    maxSteps: 2,
+    maxTokens: 256,
+    loraRank: 8,
+  });
 }
 
 describe('seal train --learner tinker against a Tinker-protocol server', { timeout: 600_000 }, () => {
