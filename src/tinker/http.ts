@@ -1,10 +1,11 @@
 /**
  * The transport: one HTTP exchange with the service (`attempt`), and a request sent until it is
  * accepted (`send`). Node's own fetch; no SDK retries underneath, so the rules are these and
- * tested: 408, 5xx, per-request timeouts and dropped connections are retried with the same body
- * and the same idempotency key (training requests carry a seq_id, so a resent one is the same
- * request to the server); 429 waits for `retry-after-ms` / `Retry-After` (else backs off); 402
- * pauses while the billing budget lasts; anything else is a `TinkerError` at once.
+ * tested: 408, 409, 429, 5xx (or whatever the server's `x-should-retry` says), per-request timeouts
+ * and dropped connections are retried with the same body and the same idempotency key (training
+ * requests carry a seq_id, so a resent one is the same request to the server), waiting for
+ * `retry-after-ms` / `Retry-After` where given (else backing off); 402 pauses while the billing
+ * budget lasts; anything else is a `TinkerError` at once.
  */
 import { randomUUID } from 'node:crypto';
 import { TinkerError } from './errors.js';
@@ -96,6 +97,18 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * Whether an error answer is sent again, as the SDK decides: the server's `x-should-retry: true` or
+ * `false` first, else 408, 409 (a lock or a seq_id the server is still settling), 429 and 5xx.
+ */
+export function shouldRetry(answer: Pick<HttpAnswer, 'status' | 'headers'>): boolean {
+  const said = answer.headers.get('x-should-retry');
+  if (said === 'true') return true;
+  if (said === 'false') return false;
+  const s = answer.status;
+  return s === 408 || s === 409 || s === 429 || s >= 500;
 }
 
 /** `retry-after-ms`, else `Retry-After` in seconds (an HTTP date too), when 60 s or less */
@@ -230,6 +243,7 @@ export class TinkerTransport {
     let retries = 0;
     let billingWaited = 0;
     let last = '';
+    let lastStatus: number | undefined;
     for (;;) {
       const answer = await this.attempt(method, route, request, { ...opts, idempotencyKey });
       let waitMs: number;
@@ -253,21 +267,24 @@ export class TinkerTransport {
         billingWaited += billingPauseMs;
         await this.wait(billingPauseMs, opts.signal, what, route);
         continue;
-      } else if (answer.status === 408 || answer.status === 429 || answer.status >= 500) {
+      } else if (shouldRetry(answer)) {
         last = `HTTP ${answer.status} ${describeBody(answer)}`;
-        waitMs =
-          (answer.status === 429 ? retryAfterMs(answer.headers) : undefined) ?? this.backoffMs(retries + 1);
+        lastStatus = answer.status;
+        waitMs = retryAfterMs(answer.headers) ?? this.backoffMs(retries + 1);
       } else {
         throw statusError(answer, what, route);
       }
       if (retries >= maxRetries) {
         const kind = last.startsWith('no answer')
           ? 'timeout'
-          : last.startsWith('HTTP')
-            ? 'http'
-            : 'unreachable';
+          : lastStatus === 409
+            ? 'conflict'
+            : last.startsWith('HTTP')
+              ? 'http'
+              : 'unreachable';
         throw new TinkerError(kind, `${what}: ${last} after ${retries + 1} tries (${this.url(route)})`, {
           route,
+          ...(lastStatus !== undefined ? { status: lastStatus } : {}),
         });
       }
       retries++;

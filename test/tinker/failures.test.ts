@@ -115,6 +115,32 @@ describe('Tinker client survives', () => {
     expect(s.models.get(t.modelId)!.ran).toEqual([{ seqId: 1, route: 'forward_backward' }]);
   });
 
+  it('409 resent as the SDK does, and x-should-retry obeyed both ways', async () => {
+    const seen = new Map<string, number>();
+    const { s, c } = await setup({
+      flavour: 'hosted',
+      fault: (ctx) => {
+        const n = (seen.get(ctx.route) ?? 0) + 1;
+        seen.set(ctx.route, n);
+        // a 409 the server settles (a lock): resent, then accepted
+        if (ctx.route === 'forward_backward' && n === 1) return { status: 409, body: { detail: 'busy' } };
+        // a 400 the server says to retry, and a 503 it says not to
+        if (ctx.route === 'optim_step' && n === 1)
+          return { status: 400, headers: { 'x-should-retry': 'true' }, body: { detail: 'try again' } };
+        if (ctx.route === 'optim_step' && n === 3)
+          return { status: 503, headers: { 'x-should-retry': 'false' }, body: { detail: 'do not' } };
+        return undefined;
+      },
+    });
+    const t = await c.createTrainingClient({ baseModel: BASE, loraRank: 4 });
+    await t.forwardBackward(data(), { fn: 'cross_entropy' });
+    expect(s.requests.filter((r) => r.route === 'forward_backward').map((r) => r.seqId)).toEqual([1, 1]);
+    await t.optimStep();
+    expect(s.requests.filter((r) => r.route === 'optim_step').map((r) => r.seqId)).toEqual([2, 2]);
+    await expect(t.optimStep()).rejects.toMatchObject({ kind: 'http', status: 503 });
+    expect(s.requests.filter((r) => r.route === 'optim_step')).toHaveLength(3);
+  });
+
   it('429 with retry-after-ms on asample, obeying the wait', async () => {
     const { s, c } = await setup({
       flavour: 'hosted',
