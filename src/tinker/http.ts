@@ -8,6 +8,7 @@
  * budget lasts; anything else is a `TinkerError` at once.
  */
 import { randomUUID } from 'node:crypto';
+import type { Credential } from './auth.js';
 import { TinkerError } from './errors.js';
 import type { EncodedRequest } from './requests.js';
 
@@ -47,6 +48,8 @@ export type NoAnswer = { readonly kind: 'timeout' | 'network' | 'deadline'; read
 export interface TransportOptions {
   readonly baseUrl: string;
   readonly apiKey?: string;
+  /** where each request's key comes from when it is not a fixed `apiKey` (a JWT bought with it) */
+  readonly credential?: Credential;
   readonly retry: RetryPolicy;
   /** headers sent with every request */
   readonly headers?: Readonly<Record<string, string>>;
@@ -199,9 +202,10 @@ export class TinkerTransport {
   ): Promise<HttpAnswer | NoAnswer> {
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.opts.retry.requestTimeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const key = this.opts.credential ? await this.opts.credential.key() : this.opts.apiKey;
     const headers: Record<string, string> = {
       ...this.opts.headers,
-      ...(this.opts.apiKey ? { 'X-API-Key': this.opts.apiKey } : {}),
+      ...(key ? { 'X-API-Key': key } : {}),
       ...(request ? { 'Content-Type': request.contentType } : {}),
       ...(opts.idempotencyKey ? { 'X-Idempotency-Key': opts.idempotencyKey } : {}),
       ...opts.headers,
@@ -244,6 +248,7 @@ export class TinkerTransport {
     let billingWaited = 0;
     let last = '';
     let lastStatus: number | undefined;
+    let refreshed = false;
     for (;;) {
       const answer = await this.attempt(method, route, request, { ...opts, idempotencyKey });
       let waitMs: number;
@@ -266,6 +271,10 @@ export class TinkerTransport {
         }
         billingWaited += billingPauseMs;
         await this.wait(billingPauseMs, opts.signal, what, route);
+        continue;
+      } else if (answer.status === 401 && !refreshed && (await this.opts.credential?.refresh())) {
+        // a short-lived credential went stale: one new one, sent at once
+        refreshed = true;
         continue;
       } else if (shouldRetry(answer)) {
         last = `HTTP ${answer.status} ${describeBody(answer)}`;

@@ -4,6 +4,7 @@
  * 10 s that keeps the session (and, on SkyRL, its LoRA slots) alive, and the per-session counters
  * that number models and sampling sessions.
  */
+import { type Credential, credentialFromCommand, JwtCredential } from './auth.js';
 import { TinkerError } from './errors.js';
 import type { QueueStateEvent } from './futures.js';
 import { DEFAULT_RETRY, parseJsonBody, type RetryEvent, type RetryPolicy, TinkerTransport } from './http.js';
@@ -112,7 +113,10 @@ export function resolveOptions(
       `the Tinker base URL must start with http:// or https://, got '${baseUrl}'`,
     );
   }
-  const apiKey = opts.apiKey ?? (env.TINKER_API_KEY || undefined);
+  const apiKey =
+    opts.apiKey ??
+    (env.TINKER_API_KEY || undefined) ??
+    (env.TINKER_CREDENTIAL_CMD ? credentialFromCommand(env.TINKER_CREDENTIAL_CMD) : undefined);
   const hosted = baseUrl.replace(/\/+$/, '') === HOSTED_BASE_URL;
   if (!apiKey && hosted) {
     throw new TinkerError(
@@ -253,11 +257,25 @@ export async function openSession(opts: TinkerClientOptions = {}): Promise<Tinke
   const config = clientConfigFrom(
     parseWire(ClientConfigSchema, parseJsonBody(cfgAnswer, 'client/config'), 'client/config'),
   );
+  // a service that says so takes a short-lived JWT, bought with the key, instead of the key
+  let credential: Credential | undefined;
   if (config.pjwtAuthEnabled) {
-    throw new TinkerError(
-      'usage',
-      'this Tinker service exchanges keys for short-lived JWTs (pjwt_auth_enabled), which this client does not implement yet',
-    );
+    if (!resolved.apiKey)
+      throw new TinkerError(
+        'usage',
+        'this Tinker service exchanges a key for short-lived tokens and no key was given: set TINKER_API_KEY or TINKER_CREDENTIAL_CMD',
+      );
+    credential = new JwtCredential(async () => {
+      const answer = await transport.send('POST', 'auth/token', json('auth/token', {}), {
+        what: 'auth/token',
+      });
+      const body = parseJsonBody(answer, 'auth/token') as { jwt?: unknown };
+      if (typeof body.jwt !== 'string' || !body.jwt)
+        throw new TinkerError('bad_response', 'auth/token: the answer carries no jwt', {
+          route: 'auth/token',
+        });
+      return body.jwt;
+    });
   }
   // the server's own pause budget wins over the default, not over an explicit option
   const retry: RetryPolicy = {
@@ -267,6 +285,7 @@ export async function openSession(opts: TinkerClientOptions = {}): Promise<Tinke
   const sessionTransport = new TinkerTransport({
     baseUrl: resolved.baseUrl,
     ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}),
+    ...(credential ? { credential } : {}),
     retry,
     ...(opts.headers ? { headers: opts.headers } : {}),
     ...(opts.random ? { random: opts.random } : {}),

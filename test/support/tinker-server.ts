@@ -165,6 +165,12 @@ export interface TinkerServerOptions {
   readonly sampleDelayMs?: number;
   /** the max_context_length the capabilities state (default 32768) */
   readonly maxContextLength?: number;
+  /**
+   * JWT auth, as a service with `pjwt_auth_enabled`: client/config says so, `auth/token` sells the
+   * key (`apiKey`) for a token that lives `ttlSeconds`, and every other route takes only a token it
+   * sold that has not expired or been revoked (`revokeTokens`)
+   */
+  readonly jwt?: { readonly ttlSeconds: number };
 }
 
 interface Future {
@@ -222,6 +228,10 @@ export interface TinkerTestServer {
   >;
   /** clock ticks so far (clock mode; 0 otherwise) */
   readonly ticks: number;
+  /** JWT mode: the tokens sold so far, in order */
+  readonly tokens: readonly string[];
+  /** JWT mode: every token sold so far stops being accepted (the next request gets a 401) */
+  revokeTokens(): void;
   close(): Promise<void>;
 }
 
@@ -450,6 +460,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   }
 
   let ticks = 0;
+  const tokens: string[] = [];
+  const liveTokens = new Map<string, number>();
   function drain(m: Model, onTick = false): void {
     // with a clock, queued requests run only when it ticks
     if (opts.clockMs !== undefined && !onTick) return;
@@ -641,7 +653,16 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       case 'healthz':
         return { status: 200, body: { status: 'ok' } };
       case 'client/config':
-        return { status: 200, body: clientConfig() };
+        return { status: 200, body: { ...clientConfig(), ...(opts.jwt ? { pjwt_auth_enabled: true } : {}) } };
+      case 'auth/token': {
+        if (!opts.jwt) return { status: 404, body: { detail: 'Not Found: auth/token' } };
+        const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+        const expires = Date.now() + opts.jwt.ttlSeconds * 1000;
+        const jwt = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ exp: expires / 1000, n: tokens.length })}.sig`;
+        tokens.push(jwt);
+        liveTokens.set(jwt, expires);
+        return { status: 200, body: { jwt } };
+      }
       case 'get_server_capabilities':
         return {
           status: 200,
@@ -855,7 +876,12 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
             : {}),
         };
         requests.push(record);
-        if (opts.apiKey !== undefined && req.headers['x-api-key'] !== opts.apiKey) {
+        const key = req.headers['x-api-key'];
+        if (opts.jwt && r !== 'client/config' && r !== 'auth/token') {
+          const expires = typeof key === 'string' ? liveTokens.get(key) : undefined;
+          if (expires === undefined || Date.now() >= expires)
+            return send(401, { detail: 'token expired or unknown' });
+        } else if (opts.apiKey !== undefined && key !== opts.apiKey) {
           return send(401, { detail: 'Invalid API key' });
         }
         const attempt = routeCounts.get(r) ?? 0;
@@ -911,6 +937,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     get ticks() {
       return ticks;
     },
+    tokens,
+    revokeTokens: () => liveTokens.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         if (clock) clearInterval(clock);
