@@ -552,20 +552,7 @@ function facts(run: LoadedRun): [string, string][] {
       'sampling',
       `temperature ${m.sampling?.temperature}, top-p ${m.sampling?.topP}, max tokens ${m.sampling?.maxTokens}`,
     ],
-    ...(m.learner?.kind === 'tinker'
-      ? ([
-          ['base model', `${m.learner.baseModel}, LoRA rank ${m.learner.loraRank}, on ${m.learner.service}`],
-          [
-            'checkpoint',
-            run.tinkerCheckpoint
-              ? `${run.tinkerCheckpoint.round}: training state ${run.tinkerCheckpoint.state}, sampler weights ${run.tinkerCheckpoint.sampler}`
-              : 'none yet',
-          ],
-        ] as [string, string][])
-      : ([['base checkpoint', `${m.base?.checkpoint} (weights sha256 ${m.base?.modelSha256})`]] as [
-          string,
-          string,
-        ][])),
+    ...startingPoint(run),
     [
       'code',
       `${m.code?.version}${m.code?.git ? ` (git ${m.code.git}${m.code.dirty ? ', with uncommitted changes' : ''})` : ''}`,
@@ -575,6 +562,21 @@ function facts(run: LoadedRun): [string, string][] {
     ['run finished', finishedText(run)],
     ['command', m.command],
     ['folder', run.dir],
+  ];
+}
+
+/** what a run started from: the embedded base's weights, or a Tinker run's model and last checkpoint */
+function startingPoint(run: LoadedRun): [string, string][] {
+  const m = run.manifest;
+  if (m.learner?.kind !== 'tinker')
+    return [['base checkpoint', `${m.base?.checkpoint} (weights sha256 ${m.base?.modelSha256})`]];
+  const ck = run.tinkerCheckpoint;
+  return [
+    ['base model', `${m.learner.baseModel}, LoRA rank ${m.learner.loraRank}, on ${m.learner.service}`],
+    [
+      'checkpoint',
+      ck ? `${ck.round}: training state ${ck.state}, sampler weights ${ck.sampler}` : 'none yet',
+    ],
   ];
 }
 

@@ -238,14 +238,19 @@ export async function fetchCapabilities(transport: TinkerTransport): Promise<Ser
 export async function openSession(opts: TinkerClientOptions = {}): Promise<TinkerSession> {
   const resolved = resolveOptions(opts);
   const warn = opts.onWarning ?? ((m: string) => process.stderr.write(`${m}\n`));
-  const transport = new TinkerTransport({
-    baseUrl: resolved.baseUrl,
-    ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}),
-    retry: resolved.retry,
-    ...(opts.headers ? { headers: opts.headers } : {}),
-    ...(opts.random ? { random: opts.random } : {}),
-    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
-  });
+  // the config and token requests use the key itself; the session's, the server's retry budget and
+  // whatever credential the config asks for
+  const transportWith = (retry: RetryPolicy, credential?: Credential) =>
+    new TinkerTransport({
+      baseUrl: resolved.baseUrl,
+      ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}),
+      ...(credential ? { credential } : {}),
+      retry,
+      ...(opts.headers ? { headers: opts.headers } : {}),
+      ...(opts.random ? { random: opts.random } : {}),
+      ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+    });
+  const transport = transportWith(resolved.retry);
   const cfgAnswer = await transport.send(
     'POST',
     'client/config',
@@ -282,15 +287,7 @@ export async function openSession(opts: TinkerClientOptions = {}): Promise<Tinke
     ...resolved.retry,
     billingMaxPauseMs: opts.retry?.billingMaxPauseMs ?? config.billingMaxPauseMs,
   };
-  const sessionTransport = new TinkerTransport({
-    baseUrl: resolved.baseUrl,
-    ...(resolved.apiKey ? { apiKey: resolved.apiKey } : {}),
-    ...(credential ? { credential } : {}),
-    retry,
-    ...(opts.headers ? { headers: opts.headers } : {}),
-    ...(opts.random ? { random: opts.random } : {}),
-    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
-  });
+  const sessionTransport = transportWith(retry, credential);
   const created = await sessionTransport.send(
     'POST',
     'create_session',

@@ -198,6 +198,11 @@ export class TinkerLearner implements Learner {
     })();
   }
 
+  /** `inOrder` for a call with nothing to prepare */
+  private sendInOrder<T>(send: () => Promise<T>): Promise<T> {
+    return this.inOrder(async () => undefined, send);
+  }
+
   get modelId(): string {
     return this.training.modelId;
   }
@@ -230,14 +235,11 @@ export class TinkerLearner implements Learner {
     data: readonly SupervisedDatum[],
     loss: CrossEntropyLoss,
   ): Promise<CrossEntropyResult> {
-    return this.inOrder(
-      async () => undefined,
-      async () => {
-        const { data: wire, loss: spec } = wireInput(supervisedDatums(data, loss));
-        const result = await this.training.forwardBackward(wire, spec);
-        return crossEntropyStats(data, result.logprobs);
-      },
-    );
+    return this.sendInOrder(async () => {
+      const { data: wire, loss: spec } = wireInput(supervisedDatums(data, loss));
+      const result = await this.training.forwardBackward(wire, spec);
+      return crossEntropyStats(data, result.logprobs);
+    });
   }
 
   /**
@@ -263,25 +265,22 @@ export class TinkerLearner implements Learner {
   }
 
   optimStep(adam: AdamParams): Promise<OptimStepResult> {
-    return this.inOrder(
-      async () => undefined,
-      async () => {
-        const pending = this.training.optimStep({
-          learningRate: adam.lr,
-          ...(adam.beta1 !== undefined ? { beta1: adam.beta1 } : {}),
-          ...(adam.beta2 !== undefined ? { beta2: adam.beta2 } : {}),
-          ...(adam.eps !== undefined ? { eps: adam.eps } : {}),
-          ...(adam.weightDecay !== undefined ? { weightDecay: adam.weightDecay } : {}),
-          ...(adam.maxGradNorm !== undefined ? { gradClipNorm: adam.maxGradNorm } : {}),
-        });
-        // the version counts steps sent: what a save or sampler queued behind this one will hold
-        const step = ++this.steps;
-        const res = await pending;
-        // the services name no gradient norm in a fixed place; 0 when none is reported
-        const norm = Object.entries(res.metrics).find(([k]) => /grad.?norm/i.test(k))?.[1];
-        return { gradNorm: typeof norm === 'number' ? norm : 0, step };
-      },
-    );
+    return this.sendInOrder(async () => {
+      const pending = this.training.optimStep({
+        learningRate: adam.lr,
+        ...(adam.beta1 !== undefined ? { beta1: adam.beta1 } : {}),
+        ...(adam.beta2 !== undefined ? { beta2: adam.beta2 } : {}),
+        ...(adam.eps !== undefined ? { eps: adam.eps } : {}),
+        ...(adam.weightDecay !== undefined ? { weightDecay: adam.weightDecay } : {}),
+        ...(adam.maxGradNorm !== undefined ? { gradClipNorm: adam.maxGradNorm } : {}),
+      });
+      // the version counts steps sent: what a save or sampler queued behind this one will hold
+      const step = ++this.steps;
+      const res = await pending;
+      // the services name no gradient norm in a fixed place; 0 when none is reported
+      const norm = Object.entries(res.metrics).find(([k]) => /grad.?norm/i.test(k))?.[1];
+      return { gradNorm: typeof norm === 'number' ? norm : 0, step };
+    });
   }
 
   /**
@@ -290,17 +289,14 @@ export class TinkerLearner implements Learner {
    * `save_weights_for_sampler` queued behind the steps before it.
    */
   samplingPolicy(): Promise<SamplingPolicy> {
-    return this.inOrder(
-      async () => undefined,
-      async () => {
-        const saved = this.saved;
-        const sampler =
-          saved && saved.version === this.steps
-            ? await this.opts.client.createSamplingClient({ modelPath: saved.path })
-            : await this.training.samplingClient();
-        return this.policyOn(sampler);
-      },
-    );
+    return this.sendInOrder(async () => {
+      const saved = this.saved;
+      const sampler =
+        saved && saved.version === this.steps
+          ? await this.opts.client.createSamplingClient({ modelPath: saved.path })
+          : await this.training.samplingClient();
+      return this.policyOn(sampler);
+    });
   }
 
   private policyOn(sampler: SamplingClient): SamplingPolicy {
@@ -322,19 +318,16 @@ export class TinkerLearner implements Learner {
     const model = createHash('sha256').update(this.training.modelId).digest('hex').slice(0, 8);
     const ttl =
       opts.keep === false && this.opts.ttlSeconds !== undefined ? { ttlSeconds: this.opts.ttlSeconds } : {};
-    return this.inOrder(
-      async () => undefined,
-      async () => {
-        const version = this.steps;
-        const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${version}-${model}`;
-        const [state, sampler] = await Promise.all([
-          this.training.saveWeights(name, ttl),
-          this.training.saveWeightsForSampler(name, ttl),
-        ]);
-        this.saved = { path: sampler, version };
-        this.writeRecord(dir, version, state, sampler);
-      },
-    );
+    return this.sendInOrder(async () => {
+      const version = this.steps;
+      const name = `seal-${basename(dir).replace(/[^A-Za-z0-9_-]/g, '-')}-v${version}-${model}`;
+      const [state, sampler] = await Promise.all([
+        this.training.saveWeights(name, ttl),
+        this.training.saveWeightsForSampler(name, ttl),
+      ]);
+      this.saved = { path: sampler, version };
+      this.writeRecord(dir, version, state, sampler);
+    });
   }
 
   private writeRecord(dir: string, version: number, state: string, sampler: string): void {
