@@ -115,6 +115,16 @@ export interface Learner {
   /** a sampler on the current weights */
   samplingPolicy(): Promise<SamplingPolicy>;
   /**
+   * A sampler on saved weights: a checkpoint `save` wrote (its folder), or null for the weights
+   * before any step. What lets the loop sample a round ahead, while the learner trains.
+   */
+  samplingPolicyAt?(checkpoint: string | null): Promise<SamplingPolicy>;
+  /**
+   * A head start on data a later `forwardBackward` will be given (a remote learner's KL prefills):
+   * nothing changes but when the work is done; data never given cost only that work.
+   */
+  prepare?(data: readonly TrainingDatum[]): void;
+  /**
    * writes weights and optimiser state into `dir` so that `restore(dir)` continues exactly;
    * `keep: false` lets a learner that stores checkpoints elsewhere let this one expire once a later
    * one has replaced it (a Tinker service's TTL)

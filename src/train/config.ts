@@ -170,6 +170,11 @@ export const TRAIN_SCHEMA = z
       .describe(
         'tinker: keep every n-th round checkpoint on the service without expiry (the last one always)',
       ),
+    maxStepsOffPolicy: int(0, 1_000_000)
+      .default(0)
+      .describe(
+        "tinker: 0 samples each round from the weights it trains; N >= passes samples the next round while this one trains, from weights `passes` steps old (the sampler's logprobs correct for it)",
+      ),
     retries: int(0, 100)
       .default(10)
       .describe(
@@ -239,6 +244,14 @@ export function checkTrainConfig(config: TrainConfig): void {
   if (config.anchorCoef > 0 && config.suite !== 'mini')
     throw new SettingsError(
       `anchorCoef needs the mini suite (its demonstrations are generated mini tasks); set anchorCoef: 0 with suite ${config.suite}`,
+    );
+  if (config.maxStepsOffPolicy > 0 && config.learner !== 'tinker')
+    throw new SettingsError(
+      'maxStepsOffPolicy needs learner tinker (the embedded learner trains on the cores that sample); drop it or set learner tinker',
+    );
+  if (config.maxStepsOffPolicy > 0 && config.maxStepsOffPolicy < config.passes)
+    throw new SettingsError(
+      `maxStepsOffPolicy ${config.maxStepsOffPolicy} is below passes ${config.passes}: a round sampled while the one before it trains is ${config.passes} steps behind; set maxStepsOffPolicy to at least ${config.passes}, or 0`,
     );
   if (!config.policyGradient && config.anchorCoef === 0)
     throw new SettingsError(

@@ -6,8 +6,12 @@
  *   -> (every k rounds) strict validation without any interface, on the development split
  *
  * `runRounds` reads as those phases, one function each (sampleRound, diagnoseRound, creditRound,
- * learnRound, nextInterface, saveRound, recordRound, commitRound); the credit math is credit.ts's
- * and the round's record is built by record.ts, both pure.
+ * nextInterface, learnRound with the checkpoint, validateRound, recordRound, commitRound); the
+ * credit math is credit.ts's and the round's record is built by record.ts, both pure.
+ *
+ * With `maxStepsOffPolicy` (a learner that samples saved weights: Tinker), round r+1 is sampled
+ * while round r trains: it starts once round r is diagnosed, from the weights before round r's
+ * update, and a kill before round r+1 commits samples it again from those weights.
  *
  * It knows the suite, the sampler and the learner only through their contracts. Each method of
  * the comparison changes exactly one thing (record.ts, METHODS). Everything a round produces is on
@@ -38,7 +42,6 @@ import { anchorData } from './anchor.js';
 import { type TrainConfig, toolFormat } from './config.js';
 import { type RolloutCredit, roundCredit, stepAdvantages } from './credit.js';
 import {
-  groupRewards,
   type LearnerStats,
   type Method,
   type PlayedRollout,
@@ -50,10 +53,17 @@ import {
   roundRecord,
   type ValidationRecord,
 } from './record.js';
-import type { RunFolder, TrainState } from './run-folder.js';
+import type { RunFolder, SamplerWeights, TrainState } from './run-folder.js';
 import { RolloutSampler } from './sampler.js';
 import { aggregateRollouts, dataTokens, packSteps, type SampledStep } from './sequences.js';
-import { roundTasks, trainingTasks, validationSource, validationTasks, withRevisits } from './tasks.js';
+import {
+  roundTasks,
+  type TaskRates,
+  trainingTasks,
+  validationSource,
+  validationTasks,
+  withRevisits,
+} from './tasks.js';
 
 /** What each method switches (record.ts): whether rollouts see an interface, it evolves, w_j applies. */
 export function methodSwitches(method: Method): {
@@ -193,24 +203,37 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
   let state = start;
   mkdirSync(run.path(RUN_FILES.rolloutsDir), { recursive: true });
 
+  const offPolicy = c.maxStepsOffPolicy > 0;
+  // the next round's sampling when it was started before this round trained
+  let ahead: { readonly tasks: readonly BfclTask[]; readonly sampled: Promise<Sampled> } | undefined;
   for (let round = state.round + 1; round <= c.rounds; round++) {
     const t0 = performance.now();
     const rates = state.taskRates ?? {};
-    const tasks = withRevisits(
-      roundTasks(plan.trainTasks, c.seed, round, c.tasksPerRound),
-      data.byId,
-      rates,
-      c.revisit,
-      c.seed,
-      round,
-    );
-    const sampled = await sampleRound(ctx, plan, round, tasks, state.interface);
+    const tasks = ahead?.tasks ?? planTasks(c, plan, data, round, rates);
+    const sampled = await (ahead?.sampled ??
+      sampleRound(ctx, plan, round, tasks, state.interface, offPolicy ? samplerOf(ctx, state) : 'current'));
+    ahead = undefined;
     const diagnosed = diagnoseRound(plan, sampled.played);
     const credit = creditRound(c, plan.switches, sampled.played);
-    // the anchor-only control trains on the anchor alone; its rollouts still say how it samples
-    const learned = await learnRound(ctx, round, c.policyGradient ? credit.datums : []);
     const next = nextInterface(c, plan.switches, round, state.interface, diagnosed.snapshot);
-    const saved = await saveRound(ctx, plan, round);
+    const taskRates = ratesAfter(tasks, rates, sampled.played);
+    // off-policy: the next round samples now, while this one trains, through the interface this
+    // round's diagnosis made and from the weights before this round's update: `passes` steps
+    // behind those it will train (docs/method.md, section 2: timing)
+    const before: SamplerWeights = { checkpoint: state.checkpoint, version: ctx.learner.version };
+    if (offPolicy && round < c.rounds) {
+      const nextTasks = planTasks(c, plan, data, round + 1, taskRates);
+      const started = sampleRound(ctx, plan, round + 1, nextTasks, next, before);
+      // a failure surfaces when the next round awaits it, not as an unhandled rejection meanwhile
+      started.catch(() => undefined);
+      ahead = { tasks: nextTasks, sampled: started };
+    }
+    // the anchor-only control trains on the anchor alone; its rollouts still say how it samples
+    const checkpoint = run.checkpointDir(round);
+    const learned = await learnRound(ctx, round, c.policyGradient ? credit.datums : [], () =>
+      saveCheckpoint(ctx, round, checkpoint),
+    );
+    const saved = await validateRound(ctx, plan, round, checkpoint);
     const recorded = recordRound(ctx, plan, {
       round,
       t0,
@@ -225,9 +248,51 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
       next,
       saved,
     });
-    state = commitRound(ctx, plan, recorded, { tasks, rates, checkpoint: saved.checkpoint, next });
+    state = commitRound(ctx, plan, recorded, {
+      checkpoint: saved.checkpoint,
+      next,
+      taskRates,
+      ...(ahead ? { nextSampler: before } : {}),
+    });
   }
   return state;
+}
+
+/** the round's tasks: a draw from the training split, with revisits of tasks seen before */
+function planTasks(
+  c: TrainConfig,
+  plan: RunPlan,
+  data: BfclData,
+  round: number,
+  rates: TaskRates,
+): readonly BfclTask[] {
+  return withRevisits(
+    roundTasks(plan.trainTasks, c.seed, round, c.tasksPerRound),
+    data.byId,
+    rates,
+    c.revisit,
+    c.seed,
+    round,
+  );
+}
+
+/** the group success rate of every task of the round, over the rates before it */
+function ratesAfter(tasks: readonly BfclTask[], rates: TaskRates, played: readonly Played[]): TaskRates {
+  const out = { ...rates };
+  tasks.forEach((t, g) => {
+    const rewards = played.filter((p) => p.group === g).map((p) => p.trajectory.reward);
+    out[t.id] = rewards.filter((x) => x === 1).length / rewards.length;
+  });
+  return out;
+}
+
+/**
+ * Off-policy, the weights the round after a commit samples from: those the state names (a round
+ * sampled ahead and was not committed: a resume samples it again from the same weights), else the
+ * last checkpoint's (or, before any, the start weights).
+ */
+function samplerOf(ctx: LoopContext, state: TrainState): SamplerWeights {
+  return state.nextSampler ?? { checkpoint: state.checkpoint, version: ctx.learner.version };
 }
 
 /** 1. G rollouts per task through the current interface, all in flight at once. */
@@ -237,10 +302,12 @@ async function sampleRound(
   round: number,
   tasks: readonly BfclTask[],
   iface: InterfaceState,
+  from: SamplerWeights | 'current',
 ): Promise<Sampled> {
-  const { config: c, data, learner, hooks } = ctx;
-  const sampler = await learner.samplingPolicy();
-  const version = learner.version;
+  const { config: c, data, learner, hooks, run } = ctx;
+  const version = from === 'current' ? learner.version : from.version;
+  const sampler = await (from === 'current' ? learner.samplingPolicy() : samplerAt(learner, run, from));
+  const prepare = groupPrefetch(c, learner);
   const jobs = tasks.flatMap((task, group) =>
     Array.from({ length: c.groupSize }, (_, sample) => ({ task, group, sample })),
   );
@@ -262,7 +329,7 @@ async function sampleRound(
     });
     done++;
     hooks.progress?.({ round, rounds: c.rounds, phase: 'sampling', done, total: jobs.length });
-    return {
+    const p: Played = {
       ...job,
       trajectory,
       labels: [],
@@ -270,6 +337,8 @@ async function sampleRound(
       sampleMs: rs.waitedMs,
       totalMs: performance.now() - r0,
     };
+    prepare(p);
+    return p;
   });
   const failed = played.filter((p) => p.trajectory.sampleFailure !== undefined);
   if (failed.length > 0)
@@ -277,6 +346,39 @@ async function sampleRound(
       `round ${round}: ${failed.length} rollout(s) ended by a sample the service refused, scored as forced quits (first: ${failed[0]!.trajectory.sampleFailure})`,
     );
   return { version, played, wallMs: performance.now() - tSample };
+}
+
+/** a sampler on saved weights: a checkpoint of this run, or the start weights */
+function samplerAt(learner: Learner, run: RunFolder, from: SamplerWeights): Promise<SamplingPolicy> {
+  if (!learner.samplingPolicyAt)
+    throw new Error('this learner cannot sample from saved weights (maxStepsOffPolicy needs learner tinker)');
+  return learner.samplingPolicyAt(from.checkpoint === null ? null : run.path(from.checkpoint));
+}
+
+/**
+ * The learner's head start on a group's update (the KL term's base-model prefills), given as soon
+ * as the group's last rollout ends, while the rest of the round still samples. Only a group whose
+ * rewards differ: one whose rewards agree has no advantage and trains nothing.
+ */
+function groupPrefetch(c: TrainConfig, learner: Learner): (p: Played) => void {
+  const prepare = learner.prepare?.bind(learner);
+  if (!prepare || c.klCoef === 0 || !c.policyGradient) return () => undefined;
+  const groups = new Map<number, Played[]>();
+  return (p) => {
+    const group = groups.get(p.group) ?? [];
+    group.push(p);
+    groups.set(p.group, group);
+    if (group.length < c.groupSize) return;
+    if (group.every((q) => q.trajectory.reward === group[0]!.trajectory.reward)) return;
+    prepare(
+      group.flatMap((q) =>
+        packSteps(
+          q.steps,
+          q.steps.map(() => 0),
+        ),
+      ),
+    );
+  };
 }
 
 /** 2. Labels for every user turn, and the failure profile after observing them. */
@@ -325,11 +427,16 @@ function creditRound(
   return { credit, datums: aggregateRollouts(perRollout, c.lossAgg) };
 }
 
-/** 4. One learner update: `passes` optimiser steps over the round's data and the anchor. */
+/**
+ * 4. One learner update: `passes` optimiser steps over the round's data and the anchor, then the
+ * checkpoint (`save`). A learner that queues calls gets the save right behind the last step, not
+ * after its result: on a service that runs training in clock cycles the step and the save share one.
+ */
 async function learnRound(
   ctx: LoopContext,
   round: number,
   datums: readonly TrainingDatum[],
+  save: () => Promise<void>,
 ): Promise<{ stats: LearnerStats; ms: number }> {
   const { config: c, learner } = ctx;
   ctx.hooks.progress?.({ round, rounds: c.rounds, phase: 'learning', done: 0, total: 1 });
@@ -343,9 +450,11 @@ async function learnRound(
   let anchorStats: LearnerStats['anchor'];
   let step = null as { gradNorm: number } | null;
   let steps = 0;
+  const passes = datums.length > 0 || anchor.length > 0 ? c.passes : 0;
+  let saved = false;
   // a learner that queues calls gets a pass's requests back to back, awaited together; any other
   // finishes each before the next is made
-  for (let pass = 0; pass < c.passes && (datums.length > 0 || anchor.length > 0); pass++) {
+  for (let pass = 0; pass < passes; pass++) {
     const pending: Promise<unknown>[] = [];
     const run = async <T>(call: () => Promise<T>, take: (v: T) => void) => {
       const p = call().then(take);
@@ -372,9 +481,14 @@ async function learnRound(
         if (pass === 0) step = s;
       },
     );
+    if (pass === passes - 1 && learner.queuesCalls) {
+      pending.push(save());
+      saved = true;
+    }
     await Promise.all(pending);
     steps++;
   }
+  if (!saved) await save();
   const ms = performance.now() - tLearn;
   const stats: LearnerStats = {
     loss: fb.loss,
@@ -411,14 +525,22 @@ interface Saved {
   readonly validationMs: number;
 }
 
-/** 6. Save the policy; validate it every k rounds (and after the last). */
-async function saveRound(ctx: LoopContext, plan: RunPlan, round: number): Promise<Saved> {
+/** The round's checkpoint: what a resume needs. */
+function saveCheckpoint(ctx: LoopContext, round: number, checkpoint: string): Promise<void> {
   const { config: c, learner, run } = ctx;
-  const checkpoint = run.checkpointDir(round);
-  // every round's checkpoint is what a resume needs; only every saveEvery-th and the last outlive
-  // the run where the learner lets the others expire
+  // only every saveEvery-th and the last outlive the run where the learner lets the others expire
   const keep = round % c.saveEvery === 0 || round === c.rounds;
-  await learner.save(run.path(checkpoint), { keep });
+  return learner.save(run.path(checkpoint), { keep });
+}
+
+/** 6. Validate the saved policy every k rounds (and after the last). */
+async function validateRound(
+  ctx: LoopContext,
+  plan: RunPlan,
+  round: number,
+  checkpoint: string,
+): Promise<Saved> {
+  const { config: c, learner } = ctx;
   const due =
     c.validateEvery > 0 && c.validationTasks > 0 && (round % c.validateEvery === 0 || round === c.rounds);
   if (!due) return { checkpoint, validation: undefined, validationMs: 0 };
@@ -501,30 +623,25 @@ function recordRound(
 function commitRound(
   ctx: LoopContext,
   plan: RunPlan,
-  { record, rows }: { readonly record: RoundRecord; readonly rows: readonly RolloutRecord[] },
+  { record }: { readonly record: RoundRecord },
   r: {
-    readonly tasks: readonly BfclTask[];
-    readonly rates: Readonly<Record<string, number>>;
     readonly checkpoint: string;
     readonly next: InterfaceState;
+    readonly taskRates: TaskRates;
+    readonly nextSampler?: SamplerWeights;
   },
 ): TrainState {
-  const taskRates = { ...r.rates };
-  const rewardsByGroup = groupRewards(r.tasks.length, rows);
-  r.tasks.forEach((t, g) => {
-    const rs = rewardsByGroup[g]!;
-    taskRates[t.id] = rs.filter((x) => x === 1).length / rs.length;
-  });
   const state: TrainState = {
     round: record.round,
     checkpoint: r.checkpoint,
     interface: r.next,
     profile: plan.profile.toJSON(),
-    taskRates,
+    taskRates: r.taskRates,
     lastRound: record,
+    ...(r.nextSampler ? { nextSampler: r.nextSampler } : {}),
   };
   ctx.run.commit(state);
-  ctx.run.pruneCheckpoints(r.checkpoint);
+  ctx.run.pruneCheckpoints([r.checkpoint, r.nextSampler?.checkpoint ?? null]);
   ctx.hooks.onRound?.(record);
   return state;
 }

@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readTinkerCheckpoint } from '../learner/tinker/learner.js';
+import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
 import { loadCheckpoint } from '../nn/checkpoint.js';
 import { parseInterfaceState } from '../seal/interface/state.js';
 import { FailureProfile } from '../seal/profile.js';
@@ -73,6 +73,9 @@ const STATE = z.object({
   profile: z.unknown(),
   taskRates: z.record(z.string(), z.number()).optional(),
   lastRound: z.object({ round: z.number().int() }).loose().nullable(),
+  nextSampler: z
+    .object({ checkpoint: z.string().nullable(), version: z.number().int().min(0) })
+    .optional(),
 });
 
 /** keys a recorded config may lack, and the value runs recorded before them behaved by */
@@ -87,6 +90,11 @@ const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
   wire: 'auto',
   thinking: 'template',
   maxInFlight: 64,
+  // before expiry and pipelining: every checkpoint kept, each round sampled from its own weights
+  checkpointTtl: 0,
+  saveEvery: 1,
+  retries: 10,
+  maxStepsOffPolicy: 0,
 };
 /** settings that are absent from a config when not given (no default) */
 const OPTIONAL_KEYS = new Set(['checkpoint', 'baseModel', 'baseUrl', 'tokenizer']);
@@ -307,6 +315,9 @@ function checkCheckpoint(run: RunFolder, state: TrainState | null, problems: str
     problems.push(`${RUN_FILES.state} names checkpoint ${state.checkpoint}, not ${expected} (round ${upTo})`);
     return;
   }
+  const ahead = state.nextSampler?.checkpoint;
+  if (ahead && (!tinker || !existsSync(join(run.path(ahead), TINKER_CHECKPOINT_FILE))))
+    problems.push(`${ahead} (the tinker:// paths of the weights round ${upTo + 1} samples from) is missing`);
   const dir = run.path(expected);
   if (tinker) {
     // the weights are on the service; the folder holds the tinker:// paths of the saved state

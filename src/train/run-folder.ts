@@ -40,6 +40,18 @@ export interface TrainState {
   readonly taskRates?: TaskRates;
   /** the record of `round`, to restore a rounds.jsonl line a kill prevented */
   readonly lastRound: RoundRecord | null;
+  /**
+   * off-policy (maxStepsOffPolicy): the older weights the next round samples from, kept until it
+   * is committed; absent: the next round samples from `checkpoint`
+   */
+  readonly nextSampler?: SamplerWeights;
+}
+
+/** weights a round samples from: a checkpoint of the run, or (null) the start weights */
+export interface SamplerWeights {
+  readonly checkpoint: string | null;
+  /** optimiser steps the weights hold */
+  readonly version: number;
 }
 
 /** removes the lock of `dir` if this process holds it (for an exit that skips the usual release) */
@@ -164,12 +176,12 @@ export class RunFolder {
     return join(RUN_FILES.checkpoints, roundName(round));
   }
 
-  /** removes checkpoints of rounds other than `keep` (and anything a killed round left) */
-  pruneCheckpoints(keep: string | null): void {
+  /** removes checkpoints other than those in `keep` (and anything a killed round left) */
+  pruneCheckpoints(keep: readonly (string | null)[]): void {
     const root = this.path(RUN_FILES.checkpoints);
     if (!existsSync(root)) return;
     for (const name of readdirSync(root)) {
-      if (keep !== null && join(RUN_FILES.checkpoints, name) === keep) continue;
+      if (keep.includes(join(RUN_FILES.checkpoints, name))) continue;
       rmSync(join(root, name), { recursive: true, force: true });
     }
   }

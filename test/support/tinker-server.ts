@@ -193,7 +193,7 @@ interface Model {
   readonly waiting: Map<number, () => void>;
   readonly seen: Map<number, { hash: string; requestId: string }>;
   /** the training requests in the order they ran, with the clock tick each ran at (clock mode) */
-  readonly ran: { seqId: number; route: string; tick?: number }[];
+  readonly ran: { seqId: number; route: string; tick?: number; at: number }[];
   /** per optimiser step, the accumulated loss and datum count it applied */
   readonly steps: { lossSum: number; datums: number; lr: number }[];
   accum: { lossSum: number; datums: number };
@@ -213,6 +213,8 @@ export interface RequestRecord {
   readonly refused?: boolean;
   /** sha256 of the body's bytes, to tell a resend of the same body */
   readonly bodySha?: string;
+  /** when it arrived (performance.now() of this process), to order it against `Model.ran` */
+  readonly at?: number;
 }
 
 export interface TinkerTestServer {
@@ -520,7 +522,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     const requestId = newFuture(route);
     m.seen.set(seqId, { hash, requestId });
     m.waiting.set(seqId, () => {
-      m.ran.push({ seqId, route });
+      m.ran.push({ seqId, route, at: performance.now() });
       const current = m.seen.get(seqId)!.requestId;
       if (fault && 'fail' in fault) {
         storedOutcomes.set(current, {
@@ -867,6 +869,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           accept,
           ...(typeof body.seq_id === 'number' ? { seqId: body.seq_id } : {}),
           bodySha: createHash('sha256').update(rawBody).digest('hex'),
+          at: performance.now(),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
             ? { requestType: req.headers['x-tinker-request-type'] }

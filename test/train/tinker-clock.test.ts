@@ -1,10 +1,11 @@
 /**
  * `seal train --learner tinker` against a service that runs training in clock cycles, as the hosted
  * one does: the test server runs training requests only at the ticks of its clock, so a request sent
- * after awaiting the one before it misses a cycle. A round's step must go out back to back
- * (forward_backward and optim_step in one tick, the checkpoint's two saves in the next) and the
- * sampler of the next round and of validation must be the saved one, not a new export: at most two
- * ticks per optimiser step. Each assertion fails when one request waits on another it need not.
+ * after awaiting the one before it misses a cycle. A round's step and its checkpoint must go out back
+ * to back (forward_backward, optim_step and the checkpoint's two saves in one tick) and the sampler
+ * of the next round and of validation must be the saved one, not a new export: one tick per
+ * optimiser step. With --max-steps-off-policy 1 the next round samples while this one trains, from
+ * the weights before its step. Each assertion fails when one request waits on another it need not.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,50 @@ import { tinkerTrainArgs } from '../support/tiny-run.js';
 let server: TinkerTestServer;
 const ENV = { TINKER_API_KEY: 'tml-test-key' };
 const ROUNDS = 3;
+/** round 1's checkpoint is held back this long, so that what overlaps it can be seen */
+let holdRound1Ms = 0;
+
+const jsonl = (p: string) =>
+  readFileSync(p, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+
+/** a run on the clocked server; its model's training requests, and the requests that came meanwhile */
+async function clockedRun(over: Readonly<Record<string, string | number>> = {}) {
+  const out = join(mkdtempSync(join(tmpdir(), 'seal-tinker-clock-')), 'run');
+  const modelsBefore = new Set(server.models.keys());
+  const requestsBefore = server.requests.length;
+  const r = await seal(
+    tinkerTrainArgs(out, QWEN3_DIR, {
+      baseUrl: server.url,
+      rounds: ROUNDS,
+      tasksPerRound: 2,
+      groupSize: 2,
+      maxSteps: 2,
+      loraRank: 8,
+      validateEvery: 1,
+      validationTasks: 4,
+      saveEvery: 2,
+      checkpointTtl: 3600,
+      ...over,
+    }),
+    ENV,
+  );
+  expect(r.code, r.stderr).toBe(0);
+  const model = [...server.models.values()].find((m) => !modelsBefore.has(m.id))!;
+  return { out, ran: model.ran, requests: server.requests.slice(requestsBefore) };
+}
+
+/**
+ * the sample requests that arrived after round 1's checkpoint was sent and before it ran (held
+ * back `holdRound1Ms`): the next round's sampling, when it overlaps the update
+ */
+function samplesDuringRound1Save(run: Awaited<ReturnType<typeof clockedRun>>): number {
+  const sent = run.requests.find((x) => x.route === 'save_weights')!.at!;
+  const ran = run.ran.find((x) => x.route === 'save_weights')!.at;
+  return run.requests.filter((x) => x.route === 'asample' && x.at! > sent && x.at! < ran).length;
+}
 
 describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   beforeAll(async () => {
@@ -28,50 +73,38 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
       model: oracleModel(loadMiniSuite(), qwen3Renderer()),
       apiKey: ENV.TINKER_API_KEY,
       clockMs: 150,
+      fault: (c) =>
+        holdRound1Ms > 0 &&
+        c.route === 'save_weights' &&
+        String((c.body as { path?: unknown }).path).includes('round-0001')
+          ? { delayMs: holdRound1Ms }
+          : undefined,
     });
   }, 600_000);
   afterAll(async () => {
     await server?.close();
   });
 
-  it('sends each step back to back and reuses the saved sampler: at most two ticks a step', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'seal-tinker-clock-')), 'run');
-    const r = await seal(
-      tinkerTrainArgs(out, QWEN3_DIR, {
-        baseUrl: server.url,
-        rounds: ROUNDS,
-        tasksPerRound: 2,
-        groupSize: 2,
-        maxSteps: 2,
-        loraRank: 8,
-        validateEvery: 1,
-        validationTasks: 4,
-        saveEvery: 2,
-        checkpointTtl: 3600,
-      }),
-      ENV,
-    );
-    expect(r.code, r.stderr).toBe(0);
-    const [model] = [...server.models.values()];
-    const ran = model!.ran;
+  it('sends each step and its checkpoint back to back and reuses the saved sampler: one tick a step', async () => {
+    const { out, ran } = await clockedRun();
     const tickOf = (route: string) => ran.filter((x) => x.route === route).map((x) => x.tick);
     const optim = tickOf('optim_step');
     // a round whose groups all agree has nothing to train: at least one step is needed here
     expect(optim.length).toBeGreaterThan(0);
     // forward_backward and its optim_step in the same cycle: the step was not awaited in halves
     expect(tickOf('forward_backward')).toEqual(optim);
-    // every round's two saves in one cycle, the one right after its step's
+    // every round's two saves in one cycle, the cycle of its step: sent behind it unawaited
     const saves = tickOf('save_weights');
     expect(saves).toHaveLength(ROUNDS);
-    for (const t of optim) expect(saves).toContain(t! + 1);
+    for (const t of optim) expect(saves).toContain(t);
     // one export for the first round's sampler; after that every sampler (the next round's, every
     // validation's) is the checkpoint's own sampler weights
     const samplerSaves = ran.filter((x) => x.route === 'save_weights_for_sampler');
     expect(samplerSaves).toHaveLength(ROUNDS + 1);
     expect(samplerSaves.slice(1).map((x) => x.tick)).toEqual(saves);
-    // so a step costs two ticks (its own and its checkpoint's); a round without a step one
+    // so a round costs one tick, step or none, and the first export one more
     const ticks = new Set(ran.map((x) => x.tick));
-    expect(ticks.size).toBeLessThanOrEqual(1 + ROUNDS + optim.length);
+    expect(ticks.size).toBeLessThanOrEqual(1 + ROUNDS);
 
     // the report names the run's checkpoint by its tinker:// paths and says why there is no final evaluation
     const report = readFileSync(join(out, 'report.html'), 'utf8');
@@ -90,5 +123,41 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
       [undefined],
       [undefined],
     ]);
+  });
+
+  it('--max-steps-off-policy 1: the next round samples while this one trains, from the weights before its step', async () => {
+    const { out, ran } = await clockedRun({ maxStepsOffPolicy: 1 });
+    const tickOf = (route: string) => ran.filter((x) => x.route === route).map((x) => x.tick);
+    expect(tickOf('optim_step').length).toBeGreaterThan(0);
+    // no export at all: rounds 1 and 2 sample the base model (a LoRA before its first step), every
+    // later sampler is a checkpoint's
+    expect(tickOf('save_weights_for_sampler')).toEqual(tickOf('save_weights'));
+    // the step and its checkpoint still go out back to back; with the next round's samples at the
+    // service at the same time a request may now and then arrive just after a tick: at most two ticks a round
+    // (awaiting the step before its checkpoint, or forward_backward before optim_step, needs three)
+    expect(new Set(ran.map((x) => x.tick)).size).toBeLessThanOrEqual(2 * ROUNDS);
+    // each round's rollouts say the weights they came from: those after the round before last
+    const rounds = jsonl(join(out, 'rounds.jsonl'));
+    const stepsAfter = rounds.map((_, i) => rounds.slice(0, i + 1).reduce((s, x) => s + x.learner.steps, 0));
+    expect(rounds.map((x) => x.policyVersion)).toEqual([0, 0, stepsAfter[0]]);
+    for (const x of rounds) {
+      const rows = jsonl(join(out, 'rollouts', `round-000${x.round}.jsonl`));
+      expect(new Set(rows.map((row) => row.policyVersion))).toEqual(new Set([x.policyVersion]));
+    }
+  });
+
+  it('samples the next round during the update only with --max-steps-off-policy', async () => {
+    holdRound1Ms = 1000;
+    try {
+      const short = { rounds: 2, validateEvery: 0 };
+      // on-policy: nothing of round 2 is sampled before round 1's checkpoint has been written
+      expect(samplesDuringRound1Save(await clockedRun(short))).toBe(0);
+      // off-policy: round 2 samples while round 1's checkpoint waits
+      expect(samplesDuringRound1Save(await clockedRun({ ...short, maxStepsOffPolicy: 1 }))).toBeGreaterThan(
+        0,
+      );
+    } finally {
+      holdRound1Ms = 0;
+    }
   });
 });

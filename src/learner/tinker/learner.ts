@@ -112,6 +112,11 @@ function wireInput(input: TinkerForwardBackwardInput): { data: TinkerDatum[]; lo
   };
 }
 
+/** prefills started ahead and not yet taken, at most; the oldest go first */
+const MAX_PREFILLS_HELD = 4096;
+
+const sequenceKey = (tokens: readonly number[]) => tokens.join(',');
+
 /** `f` over `xs` with at most `limit` in flight, results in order */
 async function mapLimited<T, R>(xs: readonly T[], limit: number, f: (x: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(xs.length);
@@ -138,6 +143,8 @@ export class TinkerLearner implements Learner {
   maxContextLength: number | undefined;
   /** the sampler weights the last save wrote, and the version they hold */
   private saved: { readonly path: string; readonly version: number } | undefined;
+  /** base-model prefills started ahead of their forwardBackward (`prepare`), by sequence */
+  private readonly prefills = new Map<string, Promise<BaseLogprobs[number]>>();
 
   private constructor(
     private readonly training: TrainingClient,
@@ -207,16 +214,52 @@ export class TinkerLearner implements Learner {
     return this.training.modelId;
   }
 
-  /** the base model's logprob of every token of every datum (one prefill each) */
+  /** the base model's logprob of every token of every datum (one prefill each, or its head start) */
   private async baseLogprobs(data: readonly TrainingDatum[]): Promise<BaseLogprobs> {
+    const early = data.map((d) => {
+      const key = sequenceKey(d.tokens);
+      const p = this.prefills.get(key);
+      this.prefills.delete(key);
+      return p;
+    });
+    const fresh = data.filter((_, i) => early[i] === undefined);
+    if (fresh.length > 0) this.logPrefill(fresh);
+    const late = this.prefillAll(fresh);
+    let next = 0;
+    return Promise.all(early.map((p) => p ?? late.then((ls) => ls[next++]!)));
+  }
+
+  private prefillAll(data: readonly TrainingDatum[]): Promise<BaseLogprobs> {
     const base = this.base;
-    if (!base) throw new Error('the KL term needs the base-model sampling session (klToBase)');
+    if (!base)
+      return Promise.reject(new Error('the KL term needs the base-model sampling session (klToBase)'));
+    this.baseTokens += data.reduce((s, d) => s + d.tokens.length, 0);
+    return mapLimited(data, this.opts.maxInFlight ?? 64, (d) => base.computeLogprobs(d.tokens));
+  }
+
+  private logPrefill(data: readonly TrainingDatum[]): void {
     const tokens = data.reduce((s, d) => s + d.tokens.length, 0);
-    this.baseTokens += tokens;
     this.opts.log?.(
       `KL to the base: ${tokens} prefill tokens over ${data.length} sequences on ${this.opts.baseModel}`,
     );
-    return mapLimited(data, this.opts.maxInFlight ?? 64, (d) => base.computeLogprobs(d.tokens));
+  }
+
+  /** the KL prefills of data a later forwardBackward will get, started now */
+  prepare(data: readonly TrainingDatum[]): void {
+    if (!this.base || data.length === 0) return;
+    this.logPrefill(data);
+    const started = this.prefillAll(data);
+    data.forEach((d, i) => {
+      const p = started.then((ls) => ls[i]!);
+      // a failure is the forwardBackward's to report, or nobody's if the data never train
+      p.catch(() => undefined);
+      this.prefills.set(sequenceKey(d.tokens), p);
+    });
+    // data that never trained (a sequence the credit rule left without advantage) are forgotten
+    for (const key of this.prefills.keys()) {
+      if (this.prefills.size <= MAX_PREFILLS_HELD) break;
+      this.prefills.delete(key);
+    }
   }
 
   forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
@@ -299,9 +342,26 @@ export class TinkerLearner implements Learner {
     });
   }
 
-  private policyOn(sampler: SamplingClient): SamplingPolicy {
+  /**
+   * A sampler on a checkpoint's sampler weights, or (null) on the base model: a LoRA before its
+   * first step is the base model (its B matrices start at zero), so no export is needed for it.
+   */
+  async samplingPolicyAt(checkpoint: string | null): Promise<SamplingPolicy> {
+    if (checkpoint === null)
+      return this.policyOn(
+        await this.opts.client.createSamplingClient({ baseModel: this.opts.baseModel }),
+        0,
+      );
+    const saved = readTinkerCheckpoint(checkpoint);
+    return this.policyOn(
+      await this.opts.client.createSamplingClient({ modelPath: saved.sampler }),
+      saved.version,
+    );
+  }
+
+  private policyOn(sampler: SamplingClient, version = this.steps): SamplingPolicy {
     return new TinkerPolicy(sampler, this.opts.renderer, {
-      name: `tinker:${this.opts.baseModel}@${this.training.modelId}/v${this.steps}`,
+      name: `tinker:${this.opts.baseModel}@${this.training.modelId}/v${version}`,
       ...(this.opts.maxInFlight !== undefined ? { maxInFlight: this.opts.maxInFlight } : {}),
       ...(this.maxContextLength !== undefined ? { maxContextLength: this.maxContextLength } : {}),
       ...(this.opts.enableThinking !== undefined ? { enableThinking: this.opts.enableThinking } : {}),

@@ -1,0 +1,107 @@
+/**
+ * `seal train --learner tinker --max-steps-off-policy 1` killed and resumed: round r+1 is sampled
+ * while round r trains, from the weights before round r's step, so a kill after round r commits
+ * leaves round r+1's rollouts sampled but not committed. The resume samples them again from the
+ * same weights (the state names them, and their checkpoint is kept past pruning): every rollout of
+ * the resumed run is the one a run never killed made.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
+import { buildDist, ROOT, seal } from '../support/cli.js';
+import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
+import { oracleModel } from '../support/tinker-oracle.js';
+import { startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
+import { tinkerTrainArgs } from '../support/tiny-run.js';
+
+let server: TinkerTestServer;
+let holdRound3 = false;
+const ENV = { TINKER_API_KEY: 'tml-test-key' };
+const json = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
+const jsonl = (p: string) =>
+  readFileSync(p, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+
+const args = (out: string) =>
+  tinkerTrainArgs(out, QWEN3_DIR, {
+    baseUrl: server.url,
+    rounds: 3,
+    tasksPerRound: 2,
+    groupSize: 4,
+    maxSteps: 2,
+    loraRank: 8,
+    maxStepsOffPolicy: 1,
+  });
+
+/** what a rollout is, without the wall times it took */
+function rollouts(out: string, round: number) {
+  return jsonl(join(out, 'rollouts', `round-000${round}.jsonl`)).map((r) =>
+    JSON.stringify(r, (k, v) => (k === 'latencyMs' ? undefined : v)),
+  );
+}
+
+describe('an off-policy Tinker run killed and resumed', { timeout: 600_000 }, () => {
+  beforeAll(async () => {
+    await buildDist();
+    server = await startTinkerServer({
+      model: oracleModel(loadMiniSuite(), qwen3Renderer()),
+      apiKey: ENV.TINKER_API_KEY,
+      // while a run is to be killed, round 3's checkpoint is held back: it cannot commit first
+      fault: (c) =>
+        holdRound3 &&
+        c.route === 'save_weights' &&
+        String((c.body as { path?: unknown }).path).includes('round-0003')
+          ? { delayMs: 5000 }
+          : undefined,
+    });
+  }, 600_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('samples the uncommitted round again from the same weights: the same rollouts as a run never killed', async () => {
+    const straight = join(mkdtempSync(join(tmpdir(), 'seal-offpolicy-')), 'run');
+    const a = await seal(args(straight), ENV);
+    expect(a.code, a.stderr).toBe(0);
+
+    const out = join(mkdtempSync(join(tmpdir(), 'seal-offpolicy-kill-')), 'run');
+    holdRound3 = true;
+    const child = spawn('node', [join(ROOT, 'bin', 'seal.js'), ...args(out)], {
+      stdio: 'ignore',
+      env: { ...process.env, ...ENV },
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    const statePath = join(out, 'state.json');
+    while (!existsSync(statePath) || json(statePath).round < 2) {
+      if (child.exitCode !== null) throw new Error('the run ended before it could be killed');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    holdRound3 = false;
+
+    // round 3 samples from the weights after round 1: the state names them, and they outlive pruning
+    const state = json(statePath);
+    expect(state.round).toBe(2);
+    expect(state.nextSampler).toEqual({
+      checkpoint: join('checkpoints', 'round-0001'),
+      version: jsonl(join(straight, 'rounds.jsonl'))[0].learner.steps,
+    });
+    expect(existsSync(join(out, 'checkpoints', 'round-0001', 'tinker.json'))).toBe(true);
+    expect(existsSync(join(out, 'rollouts', 'round-0003.jsonl'))).toBe(false);
+
+    const r = await seal(['train', '--resume', out, '--quiet'], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    for (const round of [1, 2, 3]) expect(rollouts(out, round)).toEqual(rollouts(straight, round));
+    expect(jsonl(join(out, 'rounds.jsonl')).map((x) => x.policyVersion)).toEqual(
+      jsonl(join(straight, 'rounds.jsonl')).map((x) => x.policyVersion),
+    );
+    // the finished run keeps only its last checkpoint
+    expect(json(statePath).nextSampler).toBeUndefined();
+  });
+});
