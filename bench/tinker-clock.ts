@@ -3,12 +3,14 @@
  * in lock-step cycles; here the Tinker-protocol test server runs them only at the ticks of a clock
  * (`--clock-ms`, default 1000) and answers samples after `--sample-ms` (default 300). `seal train
  * --learner tinker` (the real binary, the mini suite, the oracle model that writes ground-truth
- * calls) runs `--rounds` rounds against it, `--runs` times.
+ * calls) runs `--rounds` rounds against it, `--runs` times on-policy (`--max-steps-off-policy 0`)
+ * and `--runs` times sampling each round while the one before trains (`--max-steps-off-policy 1`),
+ * alternating, the same settings otherwise.
  *
  * Prints per run: optimiser steps, the ticks training requests ran at, training requests sent
  * (the baseline: a client that awaits each request before the next needs at least one tick per
- * request), ticks per optimiser step, wall time; then the medians and the ratio of ticks used to
- * the baseline's.
+ * request), ticks per optimiser step, wall time; then for each mode the medians and the ratio of
+ * ticks used to the baseline's, and the off-policy wall time against the on-policy one.
  *
  *   npx tsx bench/tinker-clock.ts [--rounds 4] [--runs 3] [--clock-ms 1000] [--sample-ms 300]
  */
@@ -47,7 +49,7 @@ interface Run {
   wallS: number;
 }
 
-async function once(): Promise<Run> {
+async function once(offPolicy: number): Promise<Run> {
   const server = await startTinkerServer({ model, apiKey: KEY, clockMs, sampleDelayMs: sampleMs });
   const dir = mkdtempSync(join(tmpdir(), 'seal-bench-clock-'));
   try {
@@ -63,6 +65,7 @@ async function once(): Promise<Run> {
           groupSize: 4,
           maxSteps: 2,
           loraRank: 8,
+          maxStepsOffPolicy: offPolicy,
         }),
       ],
       { env: { ...process.env, TINKER_API_KEY: KEY }, maxBuffer: 64 << 20 },
@@ -84,21 +87,32 @@ async function once(): Promise<Run> {
 console.log(
   `seal train --learner tinker, ${rounds} rounds, clock ${clockMs} ms, samples after ${sampleMs} ms`,
 );
-const results: Run[] = [];
-for (let i = 0; i < runs; i++) {
-  const r = await once();
-  results.push(r);
+const modes = [0, 1] as const;
+const results = new Map<number, Run[]>(modes.map((n) => [n, []]));
+for (let i = 0; i < runs; i++)
+  for (const n of modes) {
+    const r = await once(n);
+    results.get(n)!.push(r);
+    console.log(
+      `--max-steps-off-policy ${n}, run ${i + 1}: ${r.steps} optimiser steps, ${r.ticks} ticks with training (${(r.ticks / Math.max(1, r.steps)).toFixed(2)} a step), ${r.requests} training requests, ${r.wallS.toFixed(1)} s`,
+    );
+  }
+const wall = new Map<number, number>();
+for (const n of modes) {
+  const rs = results.get(n)!;
+  const m = {
+    steps: median(rs.map((r) => r.steps)),
+    ticks: median(rs.map((r) => r.ticks)),
+    requests: median(rs.map((r) => r.requests)),
+    perStep: median(rs.map((r) => r.ticks / Math.max(1, r.steps))),
+    wallS: median(rs.map((r) => r.wallS)),
+  };
+  wall.set(n, m.wallS);
   console.log(
-    `run ${i + 1}: ${r.steps} optimiser steps, ${r.ticks} ticks with training (${(r.ticks / Math.max(1, r.steps)).toFixed(2)} a step), ${r.requests} training requests, ${r.wallS.toFixed(1)} s`,
+    `median, --max-steps-off-policy ${n}: ${m.ticks} ticks for ${m.steps} steps (${m.perStep.toFixed(2)} a step), ${m.requests} training requests (a client awaiting each: >= ${m.requests} ticks), ratio ${(m.ticks / m.requests).toFixed(2)}; wall ${m.wallS.toFixed(1)} s`,
   );
 }
-const m = {
-  steps: median(results.map((r) => r.steps)),
-  ticks: median(results.map((r) => r.ticks)),
-  requests: median(results.map((r) => r.requests)),
-  perStep: median(results.map((r) => r.ticks / Math.max(1, r.steps))),
-  wallS: median(results.map((r) => r.wallS)),
-};
+const ratio = wall.get(1)! / wall.get(0)!;
 console.log(
-  `median: ${m.ticks} ticks for ${m.steps} steps (${m.perStep.toFixed(2)} a step), ${m.requests} training requests (a client awaiting each: >= ${m.requests} ticks), ratio ${(m.ticks / m.requests).toFixed(2)}; wall ${m.wallS.toFixed(1)} s`,
+  `wall time, off-policy against on-policy: ${ratio.toFixed(2)} (${((1 - ratio) * 100).toFixed(0)}% less)`,
 );

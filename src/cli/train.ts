@@ -28,7 +28,22 @@ function roundLine(r: RoundRecord, rounds: number, startedAt: number, roundsDone
   const eta = roundsDone > 0 ? ((secs / roundsDone) * (rounds - r.round)) / 60 : 0;
   const rps = ro.count / (r.timings.totalMs / 1000);
   const val = r.validation ? ` | validation ${r.validation.summary.average.toFixed(2)}` : '';
-  return `round ${r.round}/${rounds} | ${rps.toFixed(1)} rollouts/s | reward ${ro.meanReward.toFixed(3)} | groups with signal ${ro.groupsWithVariance} | parse errors ${ro.parseErrors}/${ro.steps} | KL ${r.learner.kl.toFixed(4)} | ${labels}${val} | ETA ${eta.toFixed(1)} min`;
+  return `round ${r.round}/${rounds} | ${rps.toFixed(1)} rollouts/s | reward ${ro.meanReward.toFixed(3)} | groups with signal ${ro.groupsWithVariance} | parse errors ${ro.parseErrors}/${ro.steps} | KL ${r.learner.kl.toFixed(4)} | ${labels}${val}${usageText(r)} | ETA ${eta.toFixed(1)} min`;
+}
+
+const count = (n: number) =>
+  n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`;
+
+/** the round's tokens, the sampler/trainer agreement and the estimated cost, where recorded */
+function usageText(r: RoundRecord): string {
+  const u = r.usage;
+  if (!u) return '';
+  const cached =
+    u.promptTokens > 0 ? ` (${Math.round((100 * u.cachedPromptTokens) / u.promptTokens)}% cached)` : '';
+  const kl = u.klPrefillTokens > 0 ? `, ${count(u.klPrefillTokens)} KL prefill` : '';
+  const ratio = r.learner.meanRatio !== undefined ? ` | ratio ${r.learner.meanRatio.toFixed(3)}` : '';
+  const cost = u.estimatedCostUsd !== undefined ? ` | ~$${u.estimatedCostUsd.toFixed(4)}` : '';
+  return ` | tokens ${count(u.promptTokens)} prompt${cached}, ${count(u.sampledTokens)} sampled, ${count(u.trainedTokens)} trained${kl}${ratio}${cost}`;
 }
 
 function progressLine(p: RoundProgress): string {

@@ -73,6 +73,13 @@ export interface ForwardBackwardResult {
   readonly clipFrac: number;
   /** the ratio pi/pi_old */
   readonly meanRatio: number;
+  /**
+   * sampler against trainer on the trained tokens, where the learner computes them: the k3
+   * estimate of KL(sampler || trainer) (0 when both agree), and the sampler's entropy estimate
+   * (the mean negative logprob of what it sampled)
+   */
+  readonly samplerKl?: number;
+  readonly samplerEntropy?: number;
   readonly tokens: number;
 }
 
@@ -81,6 +88,16 @@ export interface OptimStepResult {
   readonly gradNorm: number;
   /** optimiser steps taken so far */
   readonly step: number;
+}
+
+/** a learner's running totals (Learner.usage) */
+export interface LearnerUsage {
+  /** base-model prefill tokens spent on the KL term */
+  readonly klPrefillTokens: number;
+  /** requests by kind: how many, their wall time, and the part after the service accepted them */
+  readonly requests: Readonly<
+    Record<string, { readonly count: number; readonly ms: number; readonly afterAcceptMs: number }>
+  >;
 }
 
 /** A sampler on the learner's current weights; `close` frees what it holds (threads). */
@@ -124,6 +141,8 @@ export interface Learner {
    * nothing changes but when the work is done; data never given cost only that work.
    */
   prepare?(data: readonly TrainingDatum[]): void;
+  /** what the learner has spent so far, where it can say (a remote learner): counters, never reset */
+  usage?(): LearnerUsage;
   /**
    * writes weights and optimiser state into `dir` so that `restore(dir)` continues exactly;
    * `keep: false` lets a learner that stores checkpoints elsewhere let this one expire once a later

@@ -24,6 +24,7 @@ import { TinkerError } from './errors.js';
 import { type FutureOptions, type FutureResult, jsonResult, runFuture } from './futures.js';
 import { type HttpAnswer, newIdempotencyKey, parseJsonBody } from './http.js';
 import { decodeForwardBackwardOutput, decodeSampleResponse } from './proto.js';
+import { RequestTimes } from './request-times.js';
 import {
   type AdamOptions,
   adamParams,
@@ -146,6 +147,8 @@ export class TinkerClient {
 
   /** @internal samples in flight, within the server's `sample_max_concurrent_requests` */
   readonly sampleLimiter: Semaphore;
+  /** the wall time of every request run to its result, by route */
+  readonly times = new RequestTimes();
 
   private constructor(readonly session: TinkerSession) {
     this.fwdWire = session.options.wire === 'json' ? 'json' : 'proto';
@@ -276,13 +279,35 @@ export class TinkerClient {
         idempotencyKey,
         ...(requestType === 'Sample' ? { headers: { 'X-Tinker-Sampling-Backpressure': '1' } } : {}),
       });
-    return runFuture(this.session.transport, submit ? submit(send) : send, what, {
-      requestType,
-      acceptProto,
-      signal,
-      pollTimeoutMs: this.session.options.pollTimeoutMs,
-      ...queueObserver(this.session),
-    });
+    return this.timed(request.route, submit ? submit(send) : send, (timedSubmit) =>
+      runFuture(this.session.transport, timedSubmit, what, {
+        requestType,
+        acceptProto,
+        signal,
+        pollTimeoutMs: this.session.options.pollTimeoutMs,
+        ...queueObserver(this.session),
+      }),
+    );
+  }
+
+  /** @internal `run` with its submission timed: the whole call, and the part after the service took it */
+  async timed<T>(
+    route: string,
+    submit: () => Promise<HttpAnswer>,
+    run: (submit: () => Promise<HttpAnswer>) => Promise<T>,
+  ): Promise<T> {
+    const t0 = performance.now();
+    let accepted = t0;
+    try {
+      return await run(async () => {
+        const answer = await submit();
+        accepted = performance.now();
+        return answer;
+      });
+    } finally {
+      const end = performance.now();
+      this.times.add(route, end - t0, end - accepted);
+    }
   }
 
   /** @internal sends a forward_backward body in the current wire form, falling back to JSON under `auto` */
@@ -601,13 +626,15 @@ export class TrainingClient {
         idempotencyKey,
       });
     const submit = this.inTurn(seqId)(send);
-    const result = await runFuture(this.client.session.transport, submit, `${what} (seq_id ${seqId})`, {
-      requestType: forwardOnly ? 'Forward' : 'ForwardBackward',
-      acceptProto: this.client.acceptProto,
-      signal,
-      pollTimeoutMs: this.client.session.options.pollTimeoutMs,
-      ...queueObserver(this.client.session),
-    });
+    const result = await this.client.timed(forwardOnly ? 'forward' : 'forward_backward', submit, (timed) =>
+      runFuture(this.client.session.transport, timed, `${what} (seq_id ${seqId})`, {
+        requestType: forwardOnly ? 'Forward' : 'ForwardBackward',
+        acceptProto: this.client.acceptProto,
+        signal,
+        pollTimeoutMs: this.client.session.options.pollTimeoutMs,
+        ...queueObserver(this.client.session),
+      }),
+    );
     if (result.kind === 'proto') return decodeForwardBackwardOutput(result.bytes);
     return parseWire(ForwardBackwardOutputSchema, result.value, what);
   }

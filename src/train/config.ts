@@ -175,6 +175,15 @@ export const TRAIN_SCHEMA = z
       .describe(
         "tinker: 0 samples each round from the weights it trains; N >= passes samples the next round while this one trains, from weights `passes` steps old (the sampler's logprobs correct for it)",
       ),
+    pricePrefill: num(0, 1e6)
+      .default(0)
+      .describe(
+        "USD per million prompt and KL-prefill tokens, from the service's price list for the base model: each round's cost is estimated from the prices given (0: none)",
+      ),
+    priceSample: num(0, 1e6).default(0).describe('USD per million sampled tokens (see pricePrefill)'),
+    priceTrain: num(0, 1e6)
+      .default(0)
+      .describe('USD per million tokens a training pass reads (see pricePrefill)'),
     retries: int(0, 100)
       .default(10)
       .describe(

@@ -27,7 +27,13 @@ import { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { mixSeed } from '../envs/mini/index.js';
 import { runEval } from '../eval/run.js';
-import type { Learner, SamplingPolicy, TrainingDatum } from '../learner/learner.js';
+import type {
+  ForwardBackwardResult,
+  Learner,
+  LearnerUsage,
+  SamplingPolicy,
+  TrainingDatum,
+} from '../learner/learner.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import {
   evolve,
@@ -64,6 +70,7 @@ import {
   validationTasks,
   withRevisits,
 } from './tasks.js';
+import { estimateCost, hasPrices, type RoundUsage, samplingTokens, timesSince } from './usage.js';
 
 /** What each method switches (record.ts): whether rollouts see an interface, it evolves, w_j applies. */
 export function methodSwitches(method: Method): {
@@ -206,6 +213,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
   const offPolicy = c.maxStepsOffPolicy > 0;
   // the next round's sampling when it was started before this round trained
   let ahead: { readonly tasks: readonly BfclTask[]; readonly sampled: Promise<Sampled> } | undefined;
+  let spent = ctx.learner.usage?.();
   for (let round = state.round + 1; round <= c.rounds; round++) {
     const t0 = performance.now();
     const rates = state.taskRates ?? {};
@@ -234,7 +242,11 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
       saveCheckpoint(ctx, round, checkpoint),
     );
     const saved = await validateRound(ctx, plan, round, checkpoint);
+    const spentNow = ctx.learner.usage?.();
+    const usage = roundUsage(c, sampled.played, learned, spent, spentNow);
+    spent = spentNow;
     const recorded = recordRound(ctx, plan, {
+      usage,
       round,
       t0,
       tasks,
@@ -437,7 +449,7 @@ async function learnRound(
   round: number,
   datums: readonly TrainingDatum[],
   save: () => Promise<void>,
-): Promise<{ stats: LearnerStats; ms: number }> {
+): Promise<{ stats: LearnerStats; ms: number; read: number }> {
   const { config: c, learner } = ctx;
   ctx.hooks.progress?.({ round, rounds: c.rounds, phase: 'learning', done: 0, total: 1 });
   const tLearn = performance.now();
@@ -446,7 +458,7 @@ async function learnRound(
   // budget is then the same for every method and seed, not a function of how many groups varied
   const anchor = c.anchorCoef > 0 ? await anchorData(learner, c.seed, round, c.anchorDemos) : [];
   // the first pass's loss statistics are the batch's as sampled; later passes see moved weights
-  let fb = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
+  let fb: ForwardBackwardResult = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
   let anchorStats: LearnerStats['anchor'];
   let step = null as { gradNorm: number } | null;
   let steps = 0;
@@ -495,6 +507,10 @@ async function learnRound(
     pgLoss: fb.pgLoss,
     kl: fb.kl,
     clipFrac: fb.clipFrac,
+    ...(fb.tokens > 0 ? { meanRatio: fb.meanRatio } : {}),
+    ...(fb.samplerKl !== undefined && fb.tokens > 0
+      ? { samplerKl: fb.samplerKl, samplerEntropy: fb.samplerEntropy ?? 0 }
+      : {}),
     gradNorm: step?.gradNorm ?? 0,
     tokens: dataTokens(datums).trained,
     sequences: datums.length,
@@ -502,7 +518,42 @@ async function learnRound(
     steps,
     ...(anchorStats ? { anchor: anchorStats } : {}),
   };
-  return { stats, ms };
+  // every pass reads the round's sequences and the anchor's again
+  const read = steps * (dataTokens(datums).read + anchor.reduce((n, d) => n + d.tokens.length, 0));
+  return { stats, ms, read };
+}
+
+/** the round's tokens (the sampler's from its rollouts, the learner's from its running totals) and cost */
+function roundUsage(
+  c: TrainConfig,
+  played: readonly Played[],
+  learned: { readonly stats: LearnerStats; readonly read: number },
+  before: LearnerUsage | undefined,
+  after: LearnerUsage | undefined,
+): RoundUsage {
+  let promptTokens = 0;
+  let cachedPromptTokens = 0;
+  let sampledTokens = 0;
+  for (const p of played) {
+    const t = samplingTokens(p.steps);
+    promptTokens += t.prompt;
+    cachedPromptTokens += t.cached;
+    sampledTokens += t.sampled;
+  }
+  const tokens = {
+    promptTokens,
+    cachedPromptTokens,
+    sampledTokens,
+    trainedTokens: learned.stats.tokens,
+    trainReadTokens: learned.read,
+    klPrefillTokens: after && before ? after.klPrefillTokens - before.klPrefillTokens : 0,
+  };
+  const prices = { prefill: c.pricePrefill, sample: c.priceSample, train: c.priceTrain };
+  return {
+    ...tokens,
+    ...(after ? { requests: timesSince(after.requests, before?.requests ?? {}) } : {}),
+    ...(hasPrices(prices) ? { estimatedCostUsd: estimateCost(tokens, prices) } : {}),
+  };
 }
 
 /** 5. The next round's interface, evolved from this round's profile when the method evolves it. */
@@ -575,6 +626,7 @@ interface RoundPhases {
   readonly snapshot: ProfileSnapshot;
   readonly credit: readonly RolloutCredit[];
   readonly learned: { readonly stats: LearnerStats; readonly ms: number };
+  readonly usage: RoundUsage;
   /** the interface the rollouts were shown, and the next round's */
   readonly shown: InterfaceState;
   readonly next: InterfaceState;
@@ -605,6 +657,7 @@ function recordRound(
     credit: r.credit,
     weightRange: { wMin: c.wMin, wMax: c.wMax },
     learner: r.learned.stats,
+    usage: r.usage,
     timings: {
       samplingMs: Math.max(0, r.sampled.wallMs - (envMs - r.diagMs)),
       envMs,

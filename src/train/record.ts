@@ -26,6 +26,7 @@ import type { Label } from '../seal/labels.js';
 import type { ProfileSnapshot } from '../seal/profile.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import type { RolloutCredit } from './credit.js';
+import type { RoundUsage } from './usage.js';
 
 export const RUN_FORMAT = 'seal-train-run' as const;
 export const RUN_VERSION = 1 as const;
@@ -163,6 +164,11 @@ export interface LearnerStats {
   /** token-mean k3 KL to the reference policy */
   readonly kl: number;
   readonly clipFrac: number;
+  /** the mean ratio pi/pi_old over the trained tokens (1 when the sampler and trainer agree) */
+  readonly meanRatio?: number;
+  /** sampler against trainer where the learner says (ForwardBackwardResult) */
+  readonly samplerKl?: number;
+  readonly samplerEntropy?: number;
   readonly gradNorm: number;
   /** tokens that carried loss */
   readonly tokens: number;
@@ -214,6 +220,8 @@ export interface RoundRecord {
   readonly advantages: { readonly meanAbs: number; readonly meanAbsWeighted: number };
   readonly learner: LearnerStats;
   readonly timings: RoundTimings;
+  /** tokens, request times and estimated cost of the round (usage.ts) */
+  readonly usage?: RoundUsage;
   readonly validation?: ValidationRecord;
   /** the code the round ran on (run.json's `code` without the kernel labels) */
   readonly code?: RunManifest['code'];
@@ -313,6 +321,7 @@ export interface RoundOutcome {
   readonly weightRange: { readonly wMin: number; readonly wMax: number };
   readonly learner: LearnerStats;
   readonly timings: RoundTimings;
+  readonly usage?: RoundUsage;
   readonly validation?: ValidationRecord;
   readonly code?: RunManifest['code'];
   /** ISO time */
@@ -356,6 +365,7 @@ export function roundRecord(o: RoundOutcome): RoundRecord {
     },
     learner: o.learner,
     timings: o.timings,
+    ...(o.usage ? { usage: o.usage } : {}),
     ...(o.validation ? { validation: o.validation } : {}),
     ...(o.code ? { code: o.code } : {}),
     finished: o.finished,

@@ -73,9 +73,7 @@ const STATE = z.object({
   profile: z.unknown(),
   taskRates: z.record(z.string(), z.number()).optional(),
   lastRound: z.object({ round: z.number().int() }).loose().nullable(),
-  nextSampler: z
-    .object({ checkpoint: z.string().nullable(), version: z.number().int().min(0) })
-    .optional(),
+  nextSampler: z.object({ checkpoint: z.string().nullable(), version: z.number().int().min(0) }).optional(),
 });
 
 /** keys a recorded config may lack, and the value runs recorded before them behaved by */
@@ -95,6 +93,9 @@ const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
   saveEvery: 1,
   retries: 10,
   maxStepsOffPolicy: 0,
+  pricePrefill: 0,
+  priceSample: 0,
+  priceTrain: 0,
 };
 /** settings that are absent from a config when not given (no default) */
 const OPTIONAL_KEYS = new Set(['checkpoint', 'baseModel', 'baseUrl', 'tokenizer']);

@@ -26,6 +26,7 @@ import type {
   CrossEntropyResult,
   ForwardBackwardResult,
   Learner,
+  LearnerUsage,
   OptimStepResult,
   PpoLoss,
   SamplingPolicy,
@@ -242,6 +243,10 @@ export class TinkerLearner implements Learner {
     this.opts.log?.(
       `KL to the base: ${tokens} prefill tokens over ${data.length} sequences on ${this.opts.baseModel}`,
     );
+  }
+
+  usage(): LearnerUsage {
+    return { klPrefillTokens: this.baseTokens, requests: this.opts.client.times.snapshot() };
   }
 
   /** the KL prefills of data a later forwardBackward will get, started now */

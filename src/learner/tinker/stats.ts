@@ -48,6 +48,8 @@ export function policyStats(
   let klSum = 0;
   let clipped = 0;
   let ratioSum = 0;
+  let samplerKlSum = 0;
+  let entropySum = 0;
   data.forEach((d, i) => {
     const lp = targetLogprobs(outputs, d, i);
     for (let t = 1; t < d.tokens.length; t++) {
@@ -58,6 +60,9 @@ export function policyStats(
       const unclipped = -A * ratio;
       const clippedLoss = -A * Math.min(Math.max(ratio, lo), hi);
       ratioSum += ratio;
+      // k3 with the sampler as the sampling distribution: r - 1 - log r, r = trainer / sampler
+      samplerKlSum += Math.expm1(lp[t - 1]! - d.samplingLogprobs[t]!) - (lp[t - 1]! - d.samplingLogprobs[t]!);
+      entropySum -= d.samplingLogprobs[t]!;
       if (clippedLoss > unclipped) {
         pgSum += clippedLoss;
         clipped++;
@@ -78,6 +83,8 @@ export function policyStats(
     kl,
     clipFrac: clipped / n,
     meanRatio: ratioSum / n,
+    samplerKl: samplerKlSum / n,
+    samplerEntropy: entropySum / n,
     tokens: n,
   };
 }
