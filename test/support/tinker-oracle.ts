@@ -22,8 +22,10 @@ import {
   weightsTag,
 } from './tinker-server.js';
 
-const lp = (prev: number, tok: number, step: number) =>
+/** the oracle's logprob of token `tok` after `prev` at weights `step` (the toy model's rule) */
+export const oracleLogprob = (prev: number, tok: number, step: number) =>
   -(0.05 + ((prev * 31 + tok * 17) % 97) / 40) * (1 + 0.01 * step);
+const lp = oracleLogprob;
 
 /** the chat's blocks: role and content of each `<|im_start|>role\ncontent<|im_end|>` */
 function blocksOf(text: string): { role: string; content: string }[] {

@@ -216,6 +216,12 @@ interface Model {
   readonly seen: Map<number, { hash: string; requestId: string }>;
   /** the training requests in the order they ran, with the clock tick each ran at (clock mode) */
   readonly ran: { seqId: number; route: string; tick?: number }[];
+  /** every forward_backward and forward pass in the order they ran: the loss and the datums as received */
+  readonly passes: {
+    readonly route: 'forward_backward' | 'forward';
+    readonly seqId: number;
+    readonly input: ForwardBackwardRequestJson['forward_backward_input'];
+  }[];
   /** per optimiser step, the accumulated loss and datum count it applied */
   readonly steps: { lossSum: number; datums: number; lr: number }[];
   accum: { lossSum: number; datums: number };
@@ -445,9 +451,9 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   ): { result: unknown; proto?: 'fwdbwd' } {
     switch (route) {
       case 'forward_backward':
-        return { result: runPass(m, fwd!, true), proto: 'fwdbwd' };
       case 'forward':
-        return { result: runPass(m, fwd!, false), proto: 'fwdbwd' };
+        m.passes.push({ route, seqId: fwd!.seq_id, input: fwd!.forward_backward_input });
+        return { result: runPass(m, fwd!, route === 'forward_backward'), proto: 'fwdbwd' };
       case 'optim_step': {
         const lr = Number((body.adam_params as { learning_rate?: number })?.learning_rate ?? 1e-4);
         m.steps.push({ ...m.accum, lr });
@@ -756,6 +762,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           waiting: new Map(),
           seen: new Map(),
           ran: [],
+          passes: [],
           steps: [],
           accum: { lossSum: 0, datums: 0 },
         });
