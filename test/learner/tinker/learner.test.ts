@@ -15,7 +15,7 @@ import { formatAdapter } from '../../../src/agent/formats/index.js';
 import { rollout } from '../../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../../src/envs/mini/index.js';
 import { TinkerLearner } from '../../../src/learner/tinker/learner.js';
-import { nativeCallsOf } from '../../../src/policy/tinker.js';
+import { nativeCallsOf, promptIdsOf } from '../../../src/policy/tinker.js';
 import { TinkerClient } from '../../../src/tinker/client.js';
 import { resolveConfig, toolFormat } from '../../../src/train/config.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
@@ -178,6 +178,26 @@ describe('native tool calls from Qwen text', () => {
     const bad = nativeCallsOf('<tool_call>{"name": f}</tool_call>');
     expect(bad.calls).toEqual([]);
     expect(bad.text).toContain('<tool_call>');
+  });
+
+  it("keeps the model's ints beyond 2^53 and integral floats, for the checker and the next prompt", () => {
+    const written = '{"big": 12345678901234567890, "x": 30.0, "n": 30, "y": 1.5, "s": "é"}';
+    const { calls } = nativeCallsOf(`<tool_call>\n{"name": "f", "arguments": ${written}}\n</tool_call>`);
+    expect(calls[0]!.function.arguments).toBe('{"big":12345678901234567890,"x":30.0,"n":30,"y":1.5,"s":"é"}');
+    // the native decoder hands the checker the values Python's json.loads reads
+    expect(formatAdapter('native').decode({ text: '', toolCalls: calls, latencyMs: 0 })).toEqual({
+      kind: 'calls',
+      calls: ["f(big=12345678901234567890,x=30.0,n=30,y=1.5,s='é')"],
+    });
+    // the next prompt prints the call as the model wrote it (Qwen's template: the arguments' tojson)
+    const ids = promptIdsOf(renderer, {
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: 'call_0', content: 'ok' },
+      ],
+    });
+    expect(renderer.decode(ids)).toContain(`{"name": "f", "arguments": ${written}}`);
   });
 });
 
