@@ -11,7 +11,11 @@
  * is returned whole and the hermes decoder of the rollout parses it, with its parse errors.
  */
 
-import type { Renderer, RenderMessage } from '../render/renderer.js';
+import { floatRepr } from '../envs/bfcl/py/format.js';
+import { parsePyJson } from '../envs/bfcl/py/json.js';
+import type { PyValue } from '../envs/bfcl/py/values.js';
+import { templateValue } from '../render/chat-line.js';
+import type { Renderer, RenderMessage, TemplateValue } from '../render/renderer.js';
 import type { SamplingClient } from '../tinker/client.js';
 import { TinkerError } from '../tinker/errors.js';
 import { Semaphore } from '../util/semaphore.js';
@@ -44,26 +48,46 @@ export interface TinkerPolicyOptions {
 const TOOL_CALL_BLOCK = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g;
 
 /**
+ * The JSON text of a value read from a model's output that keeps what the model wrote, as Python's
+ * json.loads would read it back: ints of any size with all their digits, and a float with an
+ * integral value as a float (`30.0`); everything else as JSON.stringify writes it. JSON.parse and
+ * JSON.stringify would round 12345678901234567890 and turn 30.0 into the int 30.
+ */
+export function argumentsText(v: PyValue): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'NaN';
+    if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+    return Number.isInteger(v) ? floatRepr(v) : JSON.stringify(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(argumentsText).join(',')}]`;
+  if (v instanceof Map)
+    return `{${[...v].map(([k, x]) => `${JSON.stringify(String(k))}:${argumentsText(x)}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/**
  * Qwen's tool-call blocks in `text` as native calls, and the text left without them; a block whose
- * JSON is not an object with a string `name` is left in the text and yields no call.
+ * JSON is not an object with a string `name` is left in the text and yields no call. The JSON is
+ * read as Python reads it (parsePyJson), so the arguments keep the model's ints and floats exactly.
  */
 export function nativeCallsOf(text: string): { text: string; calls: NativeToolCall[] } {
   const calls: NativeToolCall[] = [];
   const rest = text.replace(TOOL_CALL_BLOCK, (whole, body: string) => {
-    let v: unknown;
+    let v: PyValue;
     try {
-      v = JSON.parse(body);
+      v = parsePyJson(body);
     } catch {
       return whole;
     }
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return whole;
-    const o = v as { name?: unknown; arguments?: unknown; parameters?: unknown };
-    if (typeof o.name !== 'string' || o.name === '') return whole;
-    const args = o.arguments ?? o.parameters ?? {};
+    if (!(v instanceof Map)) return whole;
+    const name = v.get('name');
+    if (typeof name !== 'string' || name === '') return whole;
+    const args = v.get('arguments') ?? v.get('parameters') ?? new Map();
     calls.push({
       id: `call_${calls.length}`,
       type: 'function',
-      function: { name: o.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+      function: { name, arguments: typeof args === 'string' ? args : argumentsText(args) },
     });
     return '';
   });
@@ -81,9 +105,10 @@ function renderMessages(request: CompletionRequest): RenderMessage[] {
       role: 'assistant',
       content: m.content ?? '',
       tool_calls: m.tool_calls.map((c) => {
-        let args: unknown;
+        // read as Python reads it, so the template prints the model's values as it wrote them
+        let args: TemplateValue;
         try {
-          args = JSON.parse(c.function.arguments);
+          args = templateValue(parsePyJson(c.function.arguments));
         } catch {
           args = c.function.arguments;
         }

@@ -14,8 +14,12 @@ export class ChatLineError extends Error {
   override name = 'ChatLineError';
 }
 
-/** a Python value from JSON as a TemplateValue (JSON has only str keys, lists and dicts) */
-function templateValue(v: PyValue): TemplateValue {
+/**
+ * A Python value from JSON as a TemplateValue (JSON has only str keys, lists and dicts): ints as
+ * numbers, or as bigint beyond 2^53 so their digits print exactly; floats with an integral value
+ * as PyFloat
+ */
+export function templateValue(v: PyValue): TemplateValue {
   if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
   if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v;
   if (typeof v === 'number') return Number.isInteger(v) ? new PyFloat(v) : v;

@@ -40,7 +40,8 @@ export function toRuntime(v: TemplateValue): Rv {
   if (v === undefined) return new Values.Undefined(undefined);
   if (typeof v === 'boolean') return new Values.Bool(v);
   if (typeof v === 'string') return new Values.Str(v);
-  if (typeof v === 'bigint') return new Values.Int(Number(v));
+  // an int beyond 2^53 keeps its digits (json.dumps prints it exactly); within, a number as usual
+  if (typeof v === 'bigint') return new Values.Int(Number.isSafeInteger(Number(v)) ? Number(v) : v);
   if (typeof v === 'number') return Number.isInteger(v) ? new Values.Int(v) : new Values.Float(v);
   if (v instanceof PyFloat) return new Values.Float(v.value);
   if (Array.isArray(v)) return new Values.Array((v as readonly TemplateValue[]).map(toRuntime));

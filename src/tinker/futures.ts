@@ -187,7 +187,10 @@ export async function runFuture(
     }
     if (status === 429) {
       connectionRetries++;
-      await wait(retryAfterMs(answer.headers) ?? Math.min(transport.backoffMs(connectionRetries), 30_000));
+      await wait(
+        retryAfterMs(answer.headers, transport.now) ??
+          Math.min(transport.backoffMs(connectionRetries), 30_000),
+      );
       continue;
     }
     if (status === 402) {

@@ -57,6 +57,10 @@ export interface TransportOptions {
   readonly random?: () => number;
   /** told before each wait to resend, so a person sees why nothing moves */
   readonly onRetry?: (retry: RetryEvent) => void;
+  /** every wait between tries, of sends and polls alike (default `sleep`, a timer) */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** the clock an HTTP-date `Retry-After` is counted from (default Date.now) */
+  readonly now?: () => number;
 }
 
 /** a request about to be sent again */
@@ -114,14 +118,14 @@ export function shouldRetry(answer: Pick<HttpAnswer, 'status' | 'headers'>): boo
   return s === 408 || s === 409 || s === 429 || s >= 500;
 }
 
-/** `retry-after-ms`, else `Retry-After` in seconds (an HTTP date too), when 60 s or less */
-export function retryAfterMs(headers: Headers): number | undefined {
+/** `retry-after-ms`, else `Retry-After` in seconds (an HTTP date too, from `now`), when 60 s or less */
+export function retryAfterMs(headers: Headers, now: () => number = Date.now): number | undefined {
   const ms = Number(headers.get('retry-after-ms'));
   if (headers.get('retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0 && ms <= 60_000) return ms;
   const raw = headers.get('retry-after');
   if (raw === null) return undefined;
   const secs = Number(raw);
-  const wait = Number.isFinite(secs) ? secs * 1000 : Date.parse(raw) - Date.now();
+  const wait = Number.isFinite(secs) ? secs * 1000 : Date.parse(raw) - now();
   return Number.isFinite(wait) && wait >= 0 && wait <= 60_000 ? wait : undefined;
 }
 
@@ -174,9 +178,11 @@ export function statusError(answer: HttpAnswer, what: string, route: string): Ti
 export class TinkerTransport {
   readonly baseUrl: string;
   private readonly random: () => number;
+  readonly now: () => number;
   constructor(private readonly opts: TransportOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.random = opts.random ?? Math.random;
+    this.now = opts.now ?? Date.now;
   }
 
   get retry(): RetryPolicy {
@@ -279,7 +285,7 @@ export class TinkerTransport {
       } else if (shouldRetry(answer)) {
         last = `HTTP ${answer.status} ${describeBody(answer)}`;
         lastStatus = answer.status;
-        waitMs = retryAfterMs(answer.headers) ?? this.backoffMs(retries + 1);
+        waitMs = retryAfterMs(answer.headers, this.now) ?? this.backoffMs(retries + 1);
       } else {
         throw statusError(answer, what, route);
       }
@@ -304,7 +310,7 @@ export class TinkerTransport {
 
   async wait(ms: number, signal: AbortSignal | undefined, what: string, route: string): Promise<void> {
     try {
-      await sleep(ms, signal);
+      await (this.opts.sleep ?? sleep)(ms, signal);
     } catch (error) {
       throw deadlineError(what, route, error);
     }

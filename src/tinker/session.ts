@@ -58,6 +58,10 @@ export interface TinkerClientOptions {
   readonly random?: () => number;
   /** a request is about to be sent again (see `retryLine`) */
   readonly onRetry?: (retry: RetryEvent) => void;
+  /** every wait between tries (default: a timer); a test's records the wait and returns at once */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** the clock an HTTP-date Retry-After is counted from (default Date.now) */
+  readonly now?: () => number;
 }
 
 /** the limits and switches the client takes from `client/config`, with the SDK's defaults */
@@ -249,6 +253,8 @@ export async function openSession(opts: TinkerClientOptions = {}): Promise<Tinke
       ...(opts.headers ? { headers: opts.headers } : {}),
       ...(opts.random ? { random: opts.random } : {}),
       ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+      ...(opts.sleep ? { sleep: opts.sleep } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
     });
   const transport = transportWith(resolved.retry);
   const cfgAnswer = await transport.send(

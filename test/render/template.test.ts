@@ -53,13 +53,17 @@ describe('tojson', () => {
     expect(render("{{ v | tojson(separators=(',', ':')) }}", { v: { b: [1, 2] } })).toBe('{"b":[1,2]}');
   });
 
-  it('keeps the float 30.0 and the int 30 apart, as read from a JSON line', () => {
+  it('keeps the float 30.0 and the int 30 apart, and every digit of an int beyond 2^53, as read from a JSON line', () => {
     const chat = readChatLine(
-      '{"messages": [{"role": "user", "content": "x", "n": [30.0, 30, 1.5, 12345678901234567890]}]}',
+      '{"messages": [{"role": "user", "content": "x", "n": [30.0, 30, 1.5, 12345678901234567890, -9007199254740993]}]}',
     );
+    // Python: json.dumps([30.0, 30, 1.5, 12345678901234567890, -9007199254740993]) and str() of each
     expect(
-      render('{{ messages[0].n | tojson }} {{ messages[0].n[0] }} {{ messages[0].n[1] }}', chat as never),
-    ).toBe('[30.0, 30, 1.5, 12345678901234567000] 30.0 30');
+      render(
+        '{{ messages[0].n | tojson }} {{ messages[0].n[0] }} {{ messages[0].n[1] }} {{ messages[0].n[3] }}',
+        chat as never,
+      ),
+    ).toBe('[30.0, 30, 1.5, 12345678901234567890, -9007199254740993] 30.0 30 12345678901234567890');
   });
 
   it('refuses what json.dumps refuses', () => {

@@ -5,16 +5,27 @@
  * Qwen `<tool_call>` JSON blocks, tokenized with the same Qwen3 files, ending in `<|im_end|>`. After
  * a tool response it answers in text, ending the turn. Some samples answer in text instead of
  * calling (a failed turn), fewer as the weights take optimiser steps, so that groups have a
- * learning signal and training visibly changes the sampler. Logprobs follow the toy model's rule
- * (a function of the token before, the token and the step), for sampling and training alike.
+ * learning signal and training visibly changes the sampler. Every text answer ends with the tag of
+ * the weights that wrote it (`weightsTag`: `base`, or the step and a hash of the learning rates), so
+ * a transcript shows which weights sampled it; the calls, which the checker scores, carry none.
+ * Logprobs follow the toy model's rule (a function of the token before, the token and the step),
+ * for sampling and training alike.
  */
 import { inspectCall } from '../../src/envs/bfcl/calls/inspect.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import type { HfRenderer } from '../../src/render/hf-renderer.js';
-import type { TestCompletion, TestSampleParams, TinkerTestModel, WeightsState } from './tinker-server.js';
+import {
+  type TestCompletion,
+  type TestSampleParams,
+  type TinkerTestModel,
+  type WeightsState,
+  weightsTag,
+} from './tinker-server.js';
 
-const lp = (prev: number, tok: number, step: number) =>
+/** the oracle's logprob of token `tok` after `prev` at weights `step` (the toy model's rule) */
+export const oracleLogprob = (prev: number, tok: number, step: number) =>
   -(0.05 + ((prev * 31 + tok * 17) % 97) / 40) * (1 + 0.01 * step);
+const lp = oracleLogprob;
 
 /** the chat's blocks: role and content of each `<|im_start|>role\ncontent<|im_end|>` */
 function blocksOf(text: string): { role: string; content: string }[] {
@@ -82,16 +93,17 @@ export function oracleModel(
     const blocks = blocksOf(renderer.decode(prompt));
     const users = blocks.filter((b) => b.role === 'user');
     const last = users[users.length - 1];
-    if (!last || isToolResponse(last.content)) return 'Done.';
+    const signed = (text: string) => `${text} [weights ${weightsTag(w)}]`;
+    if (!last || isToolResponse(last.content)) return signed('Done.');
     const starts = users.filter((u) => !isToolResponse(u.content)).map((u) => u.content);
     const task = taskOf(starts);
     const calls = task?.groundTruth[starts.length - 1] ?? [];
-    if (calls.length === 0) return 'I cannot do that with the tools I have.';
+    if (calls.length === 0) return signed('I cannot do that with the tools I have.');
     // fewer failures as the weights move: 40% at the base, 20% after one step, ...
     const h = (prompt.length * 2654435761 + (params.seed ?? 0) * 40503 + index * 97) >>> 0;
     if (h % 100 < 40 / (1 + w.step)) {
       stats.failures++;
-      return 'I am not sure what to do.';
+      return signed('I am not sure what to do.');
     }
     stats.calls += calls.length;
     return calls.map(callBlock).join('\n');

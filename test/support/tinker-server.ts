@@ -77,9 +77,28 @@ export interface TinkerTestModel {
 }
 
 /**
+ * A short name of a weights state, different for every trained state: `base` for the base model
+ * (step 0), else the step and a hash of the learning rates taken. A test model may write it into
+ * its samples, so a test reads from the outputs alone which weights answered.
+ */
+export function weightsTag(w: WeightsState): string {
+  if (w.step === 0) return 'base';
+  const lrs = createHash('sha256').update(w.lrs.join(',')).digest('hex').slice(0, 6);
+  return `step${w.step}-${lrs}`;
+}
+
+/** a number of a weights state for seeding samples: 0 for the base model, so base samples stay put */
+function weightsSeed(w: WeightsState): number {
+  return w.step === 0
+    ? 0
+    : Number.parseInt(createHash('sha256').update(weightsTag(w)).digest('hex').slice(0, 6), 16);
+}
+
+/**
  * A deterministic toy: the logprob of a token depends on the token before it, itself and the step;
- * samples are a fixed function of the prompt, seed and index over a vocabulary of `vocab` ids, and
- * stop at a numeric stop token.
+ * samples are a fixed function of the prompt, seed, index and weights (`weightsSeed`: a trained
+ * state samples other tokens than the base model and than another trained state) over a
+ * vocabulary of `vocab` ids, and stop at a numeric stop token.
  */
 export function toyModel(vocab = 1000): TinkerTestModel {
   const lp = (prev: number, tok: number, step: number) =>
@@ -92,7 +111,10 @@ export function toyModel(vocab = 1000): TinkerTestModel {
       const stops = new Set((params.stop ?? []).filter((s): s is number => typeof s === 'number'));
       let prev = prompt[prompt.length - 1] ?? 0;
       let h =
-        (prompt.reduce((a, t) => (a * 131 + t) % 1_000_003, 7) + (params.seed ?? 0) * 17 + index * 101) %
+        (prompt.reduce((a, t) => (a * 131 + t) % 1_000_003, 7) +
+          (params.seed ?? 0) * 17 +
+          index * 101 +
+          weightsSeed(w)) %
         1_000_003;
       const tokens: number[] = [];
       const logprobs: number[] = [];
@@ -194,6 +216,12 @@ interface Model {
   readonly seen: Map<number, { hash: string; requestId: string }>;
   /** the training requests in the order they ran, with the clock tick each ran at (clock mode) */
   readonly ran: { seqId: number; route: string; tick?: number; at: number }[];
+  /** every forward_backward and forward pass in the order they ran: the loss and the datums as received */
+  readonly passes: {
+    readonly route: 'forward_backward' | 'forward';
+    readonly seqId: number;
+    readonly input: ForwardBackwardRequestJson['forward_backward_input'];
+  }[];
   /** per optimiser step, the accumulated loss and datum count it applied */
   readonly steps: { lossSum: number; datums: number; lr: number }[];
   accum: { lossSum: number; datums: number };
@@ -217,6 +245,17 @@ export interface RequestRecord {
   readonly at?: number;
 }
 
+/** one asample request the server ran: what it named, and the weights that answered */
+export interface SampleRecord {
+  /** the sampling session, a sampler path or a base model, as the request named it */
+  readonly samplingSessionId?: string;
+  readonly modelPath?: string;
+  readonly baseModel?: string;
+  /** a prompt-logprobs request (a prefill, as computeLogprobs sends) rather than a rollout's sample */
+  readonly promptLogprobs: boolean;
+  readonly weights: WeightsState;
+}
+
 export interface TinkerTestServer {
   readonly url: string;
   readonly flavour: Flavour;
@@ -224,9 +263,13 @@ export interface TinkerTestServer {
   readonly requests: RequestRecord[];
   readonly models: ReadonlyMap<string, Model>;
   readonly sessions: ReadonlyMap<string, { heartbeats: number }>;
+  /** the weights each sampling session was opened on */
+  readonly samplers: ReadonlyMap<string, WeightsState>;
+  /** every asample request run, in arrival order, with the weights it ran on */
+  readonly samples: readonly SampleRecord[];
   readonly checkpoints: ReadonlyMap<
     string,
-    { step: number; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
+    { step: number; lrs: readonly number[]; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
   >;
   /** clock ticks so far (clock mode; 0 otherwise) */
   readonly ticks: number;
@@ -286,6 +329,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   const futures = new Map<string, Future>();
   const futureWaiters = new Map<string, (() => void)[]>();
   const samplers = new Map<string, WeightsState>();
+  const samples: SampleRecord[] = [];
   const checkpoints = new Map<
     string,
     { step: number; lrs: number[]; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
@@ -409,9 +453,9 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   ): { result: unknown; proto?: 'fwdbwd' } {
     switch (route) {
       case 'forward_backward':
-        return { result: runPass(m, fwd!, true), proto: 'fwdbwd' };
       case 'forward':
-        return { result: runPass(m, fwd!, false), proto: 'fwdbwd' };
+        m.passes.push({ route, seqId: fwd!.seq_id, input: fwd!.forward_backward_input });
+        return { result: runPass(m, fwd!, route === 'forward_backward'), proto: 'fwdbwd' };
       case 'optim_step': {
         const lr = Number((body.adam_params as { learning_rate?: number })?.learning_rate ?? 1e-4);
         m.steps.push({ ...m.accum, lr });
@@ -566,6 +610,15 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     } else if (typeof body.base_model === 'string')
       weights = { baseModel: body.base_model, step: 0, lrs: [] };
     if (!weights) throw new HttpFailure(404, 'sampling session not found');
+    samples.push({
+      ...(typeof body.sampling_session_id === 'string'
+        ? { samplingSessionId: body.sampling_session_id }
+        : {}),
+      ...(typeof body.model_path === 'string' ? { modelPath: body.model_path } : {}),
+      ...(typeof body.base_model === 'string' ? { baseModel: body.base_model } : {}),
+      promptLogprobs: Boolean(body.prompt_logprobs),
+      weights,
+    });
     const prompt = ((body.prompt as { chunks?: { tokens?: number[] }[] })?.chunks ?? []).flatMap(
       (c) => c.tokens ?? [],
     );
@@ -711,6 +764,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           waiting: new Map(),
           seen: new Map(),
           ran: [],
+          passes: [],
           steps: [],
           accum: { lossSum: 0, datums: 0 },
         });
@@ -936,6 +990,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     requests,
     models,
     sessions,
+    samplers,
+    samples,
     checkpoints,
     get ticks() {
       return ticks;

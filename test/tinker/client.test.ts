@@ -163,13 +163,12 @@ describe.each(['hosted', 'skyrl'] as const)('Tinker client against a %s-like ser
     const out = await sampler.sample(prompt, { maxTokens: 6, numSamples: 3, seed: 11, stop: [999] });
     expect(out.sequences).toHaveLength(3);
     const model = toyModel();
+    const trained = { baseModel: BASE, step: 1, lrs: [...s.models.get(training.modelId)!.lrs] };
+    expect(trained.lrs).toHaveLength(1);
+    // the server ran the sample on the trained weights, and says so
+    expect(s.samples.at(-1)).toMatchObject({ promptLogprobs: false, weights: trained });
     out.sequences.forEach((seq, i) => {
-      const exp = model.sample(
-        prompt,
-        { maxTokens: 6, temperature: 1, seed: 11, stop: [999] },
-        { baseModel: BASE, step: 1, lrs: [] },
-        i,
-      );
+      const exp = model.sample(prompt, { maxTokens: 6, temperature: 1, seed: 11, stop: [999] }, trained, i);
       expect(seq.tokens).toEqual(exp.tokens);
       expect(seq.logprobs).toEqual(exp.logprobs.map(Math.fround));
       expect(seq.stopReason).toBe(exp.stopReason);
@@ -177,9 +176,7 @@ describe.each(['hosted', 'skyrl'] as const)('Tinker client against a %s-like ser
     const lps = await sampler.computeLogprobs(prompt);
     expect(lps[0]).toBeNull();
     expect(lps.slice(1)).toEqual(
-      model
-        .logprobs(prompt.slice(0, -1), prompt.slice(1), { baseModel: BASE, step: 1, lrs: [] })
-        .map(Math.fround),
+      model.logprobs(prompt.slice(0, -1), prompt.slice(1), trained).map(Math.fround),
     );
 
     const path = await training.saveWeightsForSampler('round-1', { ttlSeconds: 3600 });
@@ -191,11 +188,13 @@ describe.each(['hosted', 'skyrl'] as const)('Tinker client against a %s-like ser
     ).toEqual(out.sequences[0]!.tokens);
     const base = await client.createSamplingClient({ baseModel: BASE });
     const baseOut = await base.sample(prompt, { maxTokens: 4, seed: 11 });
-    expect(baseOut.sequences[0]!.logprobs).toEqual(
-      model
-        .sample(prompt, { maxTokens: 4, temperature: 1, seed: 11 }, { baseModel: BASE, step: 0, lrs: [] }, 0)
-        .logprobs.map(Math.fround),
-    );
+    const baseWeights = { baseModel: BASE, step: 0, lrs: [] };
+    const baseExp = model.sample(prompt, { maxTokens: 4, temperature: 1, seed: 11 }, baseWeights, 0);
+    expect(baseOut.sequences[0]!.tokens).toEqual(baseExp.tokens);
+    expect(baseOut.sequences[0]!.logprobs).toEqual(baseExp.logprobs.map(Math.fround));
+    // the base model and the trained weights answer the same request differently
+    expect(baseOut.sequences[0]!.tokens).not.toEqual(out.sequences[0]!.tokens.slice(0, 4));
+    expect(s.samples.at(-1)).toMatchObject({ weights: baseWeights });
     // sampling seq_ids count from 0 per sampling session
     const samples = s.requests.filter((r) => r.route === 'asample');
     expect(samples.map((r) => r.seqId)).toEqual([0, 1, 0, 0]);

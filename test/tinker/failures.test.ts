@@ -141,30 +141,26 @@ describe('Tinker client survives', () => {
     expect(s.requests.filter((r) => r.route === 'optim_step')).toHaveLength(3);
   });
 
-  it('429 with retry-after-ms on asample, obeying the wait', async () => {
-    const { s, c } = await setup({
-      flavour: 'hosted',
-      fault: firstTimes(1, (ctx) => ctx.route === 'asample', {
-        status: 429,
-        headers: { 'retry-after-ms': '150' },
-        body: { detail: 'slow down' },
-      }),
-    });
+  it('429 on asample and on a poll, waiting what Retry-After / retry-after-ms says', async () => {
+    // the waits go through an injected sleep that records them and returns at once
+    const waits: number[] = [];
+    const { s, c } = await setup(
+      {
+        flavour: 'skyrl',
+        fault: (ctx) =>
+          (ctx.route === 'asample' && ctx.attempt === 0
+            ? { status: 429, headers: { 'retry-after-ms': '150' }, body: { detail: 'slow down' } }
+            : isPollOf('asample')(ctx) && ctx.future?.polls === 0
+              ? { status: 429, headers: { 'Retry-After': '0' } }
+              : undefined) as never,
+      },
+      { sleep: async (ms) => void waits.push(ms) },
+    );
     const sampler = await c.createSamplingClient({ baseModel: BASE });
-    const started = Date.now();
     const out = await sampler.sample([1, 2, 3], { maxTokens: 4 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect(out.sequences[0]!.tokens).toHaveLength(4);
+    expect(waits).toEqual([150, 0]);
     expect(s.requests.filter((r) => r.route === 'asample').map((r) => r.seqId)).toEqual([0, 0]);
-  });
-
-  it('429 with Retry-After on a poll', async () => {
-    const { c } = await setup({
-      flavour: 'skyrl',
-      fault: firstTimes(1, isPollOf('asample'), { status: 429, headers: { 'Retry-After': '0' } }),
-    });
-    const sampler = await c.createSamplingClient({ baseModel: BASE });
-    expect((await sampler.sample([1, 2], { maxTokens: 2 })).sequences).toHaveLength(1);
   });
 
   it('410 on a poll: resubmits the same body with the same seq_id, and the server runs it once', async () => {
@@ -398,5 +394,64 @@ describe('Tinker client reports', () => {
     expect(s.requests.filter((r) => r.route === 'forward_backward')).toHaveLength(0);
     // and nothing was taken from the seq counter
     expect(t.nextSeqId).toBe(1);
+  });
+});
+
+describe('Retry-After in every form, each on the wait it causes (an injected sleep and clock)', () => {
+  const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
+  const forms: [string, Record<string, string>, number][] = [
+    ['seconds', { 'Retry-After': '3' }, 3000],
+    ['fractional seconds', { 'Retry-After': '1.5' }, 1500],
+    ['zero', { 'Retry-After': '0' }, 0],
+    ['milliseconds (retry-after-ms, as the SDK reads it)', { 'retry-after-ms': '1250' }, 1250],
+    ['milliseconds over seconds when both are given', { 'retry-after-ms': '250', 'Retry-After': '7' }, 250],
+    ['an HTTP date, 4 s after the clock', { 'Retry-After': new Date(NOW + 4000).toUTCString() }, 4000],
+    // over 60 s, or unreadable: the client's own backoff, min(max, initial) * (0.75 + 0.25 * 0)
+    ['over 60 s: the backoff instead', { 'Retry-After': '120' }, 5 * 0.75],
+    ['milliseconds over 60 s: the seconds instead', { 'retry-after-ms': '90000', 'Retry-After': '2' }, 2000],
+    ['not a number or a date: the backoff', { 'Retry-After': 'soon' }, 5 * 0.75],
+  ];
+
+  async function waitsFor(
+    headers: Record<string, string>,
+    where: 'submission' | 'poll',
+  ): Promise<{ waits: number[]; told: number[] }> {
+    const waits: number[] = [];
+    const told: number[] = [];
+    let fired = false;
+    await setup(
+      {
+        flavour: 'hosted',
+        fault: (ctx) => {
+          const hit = where === 'submission' ? ctx.route === 'asample' : isPollOf('asample')(ctx);
+          if (!hit || fired) return undefined;
+          fired = true;
+          return { status: 429, headers, body: { detail: 'rate limited' } } as never;
+        },
+      },
+      {
+        sleep: async (ms) => void waits.push(ms),
+        now: () => NOW,
+        random: () => 0,
+        onRetry: (e) => told.push(e.waitMs),
+      },
+    ).then(async ({ c }) => {
+      const sampler = await c.createSamplingClient({ baseModel: BASE });
+      expect((await sampler.sample([1, 2], { maxTokens: 2 })).sequences).toHaveLength(1);
+    });
+    expect(fired).toBe(true);
+    return { waits, told };
+  }
+
+  it.each(forms)('%s, on a submission: the resend waits that long, and says so', async (_, headers, ms) => {
+    const { waits, told } = await waitsFor(headers, 'submission');
+    expect(waits).toEqual([ms]);
+    expect(told).toEqual([ms]);
+  });
+
+  it.each(forms)('%s, on a poll: the next poll waits that long', async (_, headers, ms) => {
+    const { waits } = await waitsFor(headers, 'poll');
+    // a poll's 429 backs off from its first connection retry: the same min(max, initial) * 0.75
+    expect(waits).toEqual([ms]);
   });
 });

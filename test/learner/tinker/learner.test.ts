@@ -3,7 +3,8 @@
  * oracle model (mini ground truth in Qwen's tool-call JSON, the Qwen3 tokenizer): rollouts in the
  * hermes and the native format succeed and pack into one training sequence each (every next prompt
  * extends the last prompt and completion, token for token); a training step sends ppo datums whose
- * advantages are 0 off the sampled tokens; save records tinker:// paths that a new learner loads as
+ * advantages are 0 off the sampled tokens (the datums the server received are read); after a step
+ * the KL to the base is the k3 mean recomputed from the oracle's logprobs; save records tinker:// paths that a new learner loads as
  * its first request. Also the config rules of `--learner tinker` and the paper's config file.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -14,13 +15,13 @@ import { formatAdapter } from '../../../src/agent/formats/index.js';
 import { rollout } from '../../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../../src/envs/mini/index.js';
 import { TinkerLearner } from '../../../src/learner/tinker/learner.js';
-import { nativeCallsOf } from '../../../src/policy/tinker.js';
+import { nativeCallsOf, promptIdsOf } from '../../../src/policy/tinker.js';
 import { TinkerClient } from '../../../src/tinker/client.js';
 import { resolveConfig, toolFormat } from '../../../src/train/config.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
 import { packSteps } from '../../../src/train/sequences.js';
 import { qwen3Renderer } from '../../support/render.js';
-import { oracleModel } from '../../support/tinker-oracle.js';
+import { oracleLogprob, oracleModel } from '../../support/tinker-oracle.js';
 import { fastOptions, startTinkerServer, type TinkerTestServer } from '../../support/tinker-server.js';
 
 const data = loadMiniSuite();
@@ -86,14 +87,49 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
           p.steps.map(() => (i % 2 === 0 ? 1 : -1)),
         ),
       );
-      const fb = await l.forwardBackward(datums, { clipEps: 0.2, klCoef: 0.001, temperature: 1 });
-      expect(fb.tokens).toBe(datums.reduce((s, d) => s + d.weights.filter((w) => w > 0).length, 0));
-      // sampler and trainer agree on the weights the samples came from
+      const loss = { clipEps: 0.2, klCoef: 0.001, temperature: 1 };
+      const fb = await l.forwardBackward(datums, loss);
+      const n = datums.reduce((s, d) => s + d.weights.filter((w) => w > 0).length, 0);
+      expect(fb.tokens).toBe(n);
+      // sampler and trainer agree on the weights the samples came from; the policy is the base: no KL
       expect(fb.meanRatio).toBeCloseTo(1, 5);
       expect(fb.kl).toBe(0);
+      // the datums as the server received them: shifted targets, the advantage (+-1 / N, KL 0 here)
+      // on every sampled token and 0 on every prompt and tool-output token
+      const model = on.models.get(l.modelId)!;
+      const received = model.passes.flatMap((x) => x.input.data);
+      expect(model.passes.every((x) => x.input.loss_fn === 'ppo')).toBe(true);
+      expect(received).toHaveLength(datums.length);
+      received.forEach((w, i) => {
+        const d = datums[i]!;
+        expect(w.loss_fn_inputs.target_tokens?.data).toEqual(d.tokens.slice(1));
+        const adv = w.loss_fn_inputs.advantages!.data;
+        const sampled = d.weights.slice(1).map((x) => x > 0);
+        expect(sampled.some(Boolean) && sampled.some((x) => !x)).toBe(true);
+        adv.forEach((a, t) => {
+          // float32 on the protobuf wire
+          if (sampled[t]) expect(Math.fround(a)).toBe(Math.fround(d.advantages[t + 1]! / n));
+          else expect(a).toBe(0);
+        });
+      });
       const step = await l.optimStep({ lr: 1e-5 });
       expect(step.step).toBe(1);
       expect(l.version).toBe(1);
+      // after the step the policy has moved from the base: KL > 0, the k3 mean over the trained
+      // tokens of the oracle's logprobs at step 1 (the trainer) against step 0 (the base)
+      const moved = await l.forwardBackward(datums, loss);
+      let k3 = 0;
+      for (const d of datums)
+        d.weights.forEach((w, t) => {
+          if (w <= 0) return;
+          const diff =
+            oracleLogprob(d.tokens[t - 1]!, d.tokens[t]!, 0) -
+            oracleLogprob(d.tokens[t - 1]!, d.tokens[t]!, 1);
+          k3 += Math.exp(diff) - diff - 1;
+        });
+      expect(moved.kl).toBeGreaterThan(1e-6);
+      expect(Math.abs(moved.kl - k3 / n)).toBeLessThan(1e-3 * (k3 / n));
+      expect(moved.meanRatio).not.toBeCloseTo(1, 3);
       const dir = join(mkdtempSync(join(tmpdir(), 'seal-tinker-ckpt-')), 'round-0001');
       await l.save(dir);
       const saved = JSON.parse(readFileSync(join(dir, 'tinker.json'), 'utf8'));
@@ -142,6 +178,26 @@ describe('native tool calls from Qwen text', () => {
     const bad = nativeCallsOf('<tool_call>{"name": f}</tool_call>');
     expect(bad.calls).toEqual([]);
     expect(bad.text).toContain('<tool_call>');
+  });
+
+  it("keeps the model's ints beyond 2^53 and integral floats, for the checker and the next prompt", () => {
+    const written = '{"big": 12345678901234567890, "x": 30.0, "n": 30, "y": 1.5, "s": "é"}';
+    const { calls } = nativeCallsOf(`<tool_call>\n{"name": "f", "arguments": ${written}}\n</tool_call>`);
+    expect(calls[0]!.function.arguments).toBe('{"big":12345678901234567890,"x":30.0,"n":30,"y":1.5,"s":"é"}');
+    // the native decoder hands the checker the values Python's json.loads reads
+    expect(formatAdapter('native').decode({ text: '', toolCalls: calls, latencyMs: 0 })).toEqual({
+      kind: 'calls',
+      calls: ["f(big=12345678901234567890,x=30.0,n=30,y=1.5,s='é')"],
+    });
+    // the next prompt prints the call as the model wrote it (Qwen's template: the arguments' tojson)
+    const ids = promptIdsOf(renderer, {
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: 'call_0', content: 'ok' },
+      ],
+    });
+    expect(renderer.decode(ids)).toContain(`{"name": "f", "arguments": ${written}}`);
   });
 });
 
