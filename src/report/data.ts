@@ -236,6 +236,27 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
     x,
     series,
   });
+  // only for runs that recorded what they spent (older ones did not)
+  const usageCharts = (): ChartSpec[] => [
+    chart(
+      'usage',
+      'Tokens per round: prompt (solid), prefix-cached prompt, sampled, trained and KL prefill (dashed)',
+      'tokens',
+      [
+        ...lines((rd) => rd.usage?.promptTokens, ' prompt'),
+        ...lines((rd) => rd.usage?.cachedPromptTokens, ' cached', true),
+        ...lines((rd) => rd.usage?.sampledTokens, ' sampled', true),
+        ...lines((rd) => rd.usage?.trainedTokens, ' trained', true),
+        ...lines((rd) => rd.usage?.klPrefillTokens, ' KL prefill', true),
+      ],
+    ),
+    chart(
+      'agreement',
+      'Sampler against trainer: mean ratio pi/pi_old (solid), k3 KL(sampler || trainer) (dashed)',
+      'ratio, KL',
+      [...lines((rd) => rd.learner.meanRatio), ...lines((rd) => rd.learner.samplerKl, ' KL', true)],
+    ),
+  ];
   return [
     chart(
       'reward',
@@ -283,6 +304,7 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
       lines((rd) => rd.learner.clipFrac),
       true,
     ),
+    ...(runs.some((run) => run.rounds.some((rd) => rd.usage)) ? usageCharts() : []),
     chart(
       'parse-errors',
       'Steps that did not parse',
@@ -557,11 +579,30 @@ function facts(run: LoadedRun): [string, string][] {
       'code',
       `${m.code?.version}${m.code?.git ? ` (git ${m.code.git}${m.code.dirty ? ', with uncommitted changes' : ''})` : ''}`,
     ],
+    ...costFacts(run),
     ['started', m.started],
     ['last round finished', run.rounds.at(-1)?.finished ?? '-'],
     ['run finished', finishedText(run)],
     ['command', m.command],
     ['folder', run.dir],
+  ];
+}
+
+/** what the completed rounds spent, where the rounds recorded it */
+function costFacts(run: LoadedRun): [string, string][] {
+  const used = run.rounds.flatMap((rd) => (rd.usage ? [rd.usage] : []));
+  if (used.length === 0) return [];
+  const sum = (pick: (u: (typeof used)[number]) => number) => used.reduce((n, u) => n + pick(u), 0);
+  const priced = used.filter((u) => u.estimatedCostUsd !== undefined);
+  const cost =
+    priced.length > 0
+      ? `; about $${sum((u) => u.estimatedCostUsd ?? 0).toFixed(2)} at the prices the config gives${priced.length < used.length ? ` (${priced.length} of ${used.length} rounds priced)` : ''}`
+      : '';
+  return [
+    [
+      'tokens',
+      `${sum((u) => u.promptTokens)} prompt (${sum((u) => u.cachedPromptTokens)} a shared prefix), ${sum((u) => u.sampledTokens)} sampled, ${sum((u) => u.trainedTokens)} trained (${sum((u) => u.trainReadTokens)} read by the passes), ${sum((u) => u.klPrefillTokens)} KL prefill${cost}`,
+    ],
   ];
 }
 

@@ -86,7 +86,17 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   });
 
   it('sends each step and its checkpoint back to back and reuses the saved sampler: one tick a step', async () => {
-    const { out, ran } = await clockedRun();
+    const { out, ran } = await clockedRun({ pricePrefill: 0.2, priceSample: 0.6, priceTrain: 0.5 });
+    // each round's cost from the prices given, and the clock's share of its training requests' time
+    for (const x of jsonl(join(out, 'rounds.jsonl'))) {
+      const u = x.usage;
+      const expected =
+        ((u.promptTokens + u.klPrefillTokens) * 0.2 + u.sampledTokens * 0.6 + u.trainReadTokens * 0.5) / 1e6;
+      expect(u.estimatedCostUsd).toBeCloseTo(expected, 12);
+      expect(u.estimatedCostUsd).toBeGreaterThan(0);
+      // a save waits for the next tick after the service took it
+      expect(u.requests.save_weights.afterAcceptMs).toBeGreaterThan(0);
+    }
     const tickOf = (route: string) => ran.filter((x) => x.route === route).map((x) => x.tick);
     const optim = tickOf('optim_step');
     // a round whose groups all agree has nothing to train: at least one step is needed here
@@ -111,6 +121,8 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
     expect(report).toContain(`round-000${ROUNDS}: training state tinker://`);
     expect(report).toContain('started with --eval-final false');
     expect(report).not.toContain('weights sha256');
+    expect(report).toMatch(/\d+ KL prefill; about \$\d+\.\d\d at the prices the config gives/);
+    expect(report).toContain('Sampler against trainer');
 
     // checkpoints: each round's with the short expiry, every second and the last kept for good
     const ttlOf = (round: number, kind: 'weights' | 'sampler_weights') =>

@@ -122,6 +122,23 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     expect(rounds.some((x) => x.rollouts.meanReward > 0)).toBe(true);
     expect(rounds.some((x) => x.learner.tokens > 0 && x.learner.sequences > 0)).toBe(true);
     expect(rounds.reduce((s, x) => s + x.rollouts.parseErrors, 0)).toBe(0);
+    // what each round spent: the sampler's tokens from its own rollouts, the learner's requests
+    for (const x of rounds) {
+      const rows = jsonl(join(out, 'rollouts', `round-000${x.round}.jsonl`));
+      expect(x.usage.sampledTokens).toBe(rows.reduce((n, row) => n + row.completionTokens, 0));
+      expect(x.usage.promptTokens).toBeGreaterThan(x.usage.cachedPromptTokens);
+      expect(x.usage.trainedTokens).toBe(x.learner.tokens);
+      expect(x.usage.requests.asample.count).toBeGreaterThan(0);
+      expect(x.usage.estimatedCostUsd).toBeUndefined();
+      if (x.learner.steps > 0) {
+        expect(x.usage.klPrefillTokens).toBeGreaterThan(0);
+        expect(x.usage.trainReadTokens).toBeGreaterThanOrEqual(x.usage.trainedTokens);
+        expect(x.usage.requests.optim_step.count).toBe(x.learner.steps);
+        expect(x.learner.meanRatio).toBeGreaterThan(0);
+        expect(x.learner.samplerKl).toBeGreaterThanOrEqual(0);
+      }
+    }
+    expect(rounds.some((x) => x.usage.cachedPromptTokens > 0)).toBe(true);
 
     const saved = json(join(out, 'checkpoints', 'round-0002', 'tinker.json'));
     expect(saved).toMatchObject({ format: 'seal-tinker-checkpoint', baseModel: 'Qwen/Qwen3-8B', version: 2 });

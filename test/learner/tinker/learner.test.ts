@@ -164,6 +164,12 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
     expect(fb.tokens).toBe(2);
     expect(fb.meanRatio).toBeCloseTo((ratios[0]! + ratios[1]!) / 2, 5);
     expect(fb.pgLoss).toBeCloseTo((surrogate[0]! + surrogate[1]!) / 2, 5);
+    // sampler against trainer: k3 of KL(sampler || trainer) is r - 1 - log r, r = trainer / sampler;
+    // the sampler's entropy estimate the mean of -logprob it sampled with (1 and 2)
+    const k3 = ratios.map((r) => r - 1 - Math.log(r));
+    expect(fb.samplerKl).toBeCloseTo((k3[0]! + k3[1]!) / 2, 6);
+    expect(fb.samplerKl).toBeGreaterThan(0);
+    expect(fb.samplerEntropy).toBeCloseTo(1.5, 12);
     await l.close();
   });
 });
