@@ -114,7 +114,7 @@ function readRecord(dir: string) {
 /** a run folder, a checkpoint folder or a tinker:// path, as the checkpoints it names */
 export function resolveTarget(value: string): Target {
   if (value.startsWith('tinker://')) {
-    if (/\/(weights|sampler_weights)\//.test(value)) {
+    if (value.slice('tinker://'.length).includes('/')) {
       const p = parseTinkerPath(value);
       return {
         paths: [p.path],
@@ -243,7 +243,8 @@ async function download(
   mkdirSync(out, { recursive: true });
   const dir = unpackAdapter(files, out);
   const summary = checkLoraAdapter(dir);
-  const name = parseTinkerPath(path).name.replace(/[^A-Za-z0-9_-]/g, '-');
+  // the checkpoint's own name (letters, digits, '_' and '-') serves as the LoRA's model name
+  const name = parseTinkerPath(path).name;
   console.log(
     [
       `adapter: ${resolve(dir)} (${bytes.length} bytes downloaded, ${files.length} file(s))`,
@@ -251,7 +252,7 @@ async function download(
       `  LoRA rank ${summary.rank}, alpha ${summary.alpha}; ${summary.pairs} adapted module(s) (${summary.modules.join(', ')}); ${summary.dtypes.join(', ')}`,
       ...summary.warnings.map((w) => `  warning: ${w}`),
       'serve it and score it:',
-      serveHint(summary, `seal-${name}`, target.baseModel)
+      serveHint(summary, name, target.baseModel)
         .split('\n')
         .map((l) => `  ${l}`)
         .join('\n'),
