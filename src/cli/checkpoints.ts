@@ -162,6 +162,19 @@ async function withClient<T>(
   }
 }
 
+/** a checkpoint the service does not have is the user's to fix: a wrong, deleted or expired path */
+async function notFoundIsUsage<T>(path: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof TinkerError && e.status === 404)
+      throw new UsageError(
+        `${path} is not on the service (a wrong path, or deleted or expired); seal checkpoints list tinker://${parseTinkerPath(path).runId} shows what is.`,
+      );
+    throw e;
+  }
+}
+
 const needsCheckpoint = (value: string) =>
   new UsageError(
     `${value} names a training run, not a checkpoint; give tinker://RUN_ID/sampler_weights/NAME (seal checkpoints list ${value} shows them) or a checkpoint folder`,
@@ -216,20 +229,28 @@ async function download(
     throw new UsageError(
       `--out ${out} exists and is not an empty folder; name a new folder for the adapter.`,
     );
-  const { url, expires } = await withClient(flags, (client) => client.checkpointArchiveUrl(path));
-  console.error(`downloading the archive of ${path} (its URL is good until ${expires.toISOString()})`);
+  const archive = await withClient(flags, (client) =>
+    notFoundIsUsage(path, client.checkpointArchiveUrl(path)),
+  );
+  // the whole archive is held in memory: an adapter of an 8B model at rank 32 is some hundreds of MB
   let bytes: Uint8Array;
-  try {
-    // a signed URL carries its own authorisation: the API key is not sent to the storage host
-    const res = await fetch(url);
-    if (!res.ok)
-      throw new TinkerError('http', `the archive download answered HTTP ${res.status}`, {
-        status: res.status,
-      });
-    bytes = new Uint8Array(await res.arrayBuffer());
-  } catch (e) {
-    if (e instanceof TinkerError) throw e;
-    throw new TinkerError('unreachable', `the archive download failed (${(e as Error).message})`);
+  if (archive.bytes) bytes = archive.bytes;
+  else {
+    console.error(
+      `downloading the archive of ${path} (its URL is good until ${archive.expires.toISOString()})`,
+    );
+    try {
+      // a signed URL carries its own authorisation: the API key is not sent to the storage host
+      const res = await fetch(archive.url);
+      if (!res.ok)
+        throw new TinkerError('http', `the archive download answered HTTP ${res.status}`, {
+          status: res.status,
+        });
+      bytes = new Uint8Array(await res.arrayBuffer());
+    } catch (e) {
+      if (e instanceof TinkerError) throw e;
+      throw new TinkerError('unreachable', `the archive download failed (${(e as Error).message})`);
+    }
   }
   let files: ReturnType<typeof readTar>;
   try {
@@ -304,7 +325,7 @@ export function registerCheckpoints(program: Command): void {
     const seconds = flags.seconds ?? null;
     await withClient(flags, async (client) => {
       for (const path of target.paths) {
-        await client.setCheckpointTtl(path, seconds);
+        await notFoundIsUsage(path, client.setCheckpointTtl(path, seconds));
         console.log(`${path}: ${seconds === null ? 'never expires' : `expires in ${seconds} s`}`);
       }
     });
@@ -325,7 +346,7 @@ export function registerCheckpoints(program: Command): void {
       );
     await withClient(flags, async (client) => {
       for (const path of target.paths) {
-        await client.deleteCheckpoint(path);
+        await notFoundIsUsage(path, client.deleteCheckpoint(path));
         console.log(`deleted ${path}`);
       }
     });

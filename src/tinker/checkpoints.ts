@@ -95,6 +95,8 @@ export interface ArchiveUrl {
   readonly url: string;
   /** when the signed URL stops working */
   readonly expires: Date;
+  /** the archive itself, when the route answered with it instead of a URL (older services) */
+  readonly bytes?: Uint8Array;
 }
 
 /** a signed URL gives this long when its answer does not say (the SDK's assumption) */
@@ -102,8 +104,9 @@ const DEFAULT_URL_LIFE_MS = 15 * 60_000;
 
 /**
  * The signed URL of a checkpoint's archive: the route answers 302 with it in Location (not
- * followed: the URL is the answer), or 200 `{url, expires}`. A 503 (the archive is still being
- * built) is retried like any 5xx.
+ * followed: the URL is the answer), or 200 `{url, expires}`, or (as SDKs before the signed URL
+ * saw it) 200 with the archive itself. A 503 (the archive is still being built) is retried like
+ * any 5xx.
  */
 export async function checkpointArchiveUrl(
   transport: TinkerTransport,
@@ -131,6 +134,12 @@ export async function checkpointArchiveUrl(
       expires: Number.isFinite(expires) ? new Date(expires) : fallback(),
     };
   }
+  if (!answer.contentType.includes('json'))
+    return {
+      url: transport.url(`${route(parseTinkerPath(path))}/archive`),
+      expires: fallback(),
+      bytes: answer.body,
+    };
   const parsed = parseWire(ArchiveUrlSchema, parseJsonBody(answer, what), what);
   const expires = Date.parse(parsed.expires ?? '');
   return { url: parsed.url, expires: Number.isFinite(expires) ? new Date(expires) : fallback() };

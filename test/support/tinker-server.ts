@@ -173,11 +173,12 @@ export interface TinkerServerOptions {
    */
   readonly jwt?: { readonly ttlSeconds: number };
   /**
-   * The archive route: a 302 to a signed URL this server serves (default), or the 200 JSON form
-   * `{url, expires}`; the tar gzipped or not; `files` changes what it holds (a broken adapter)
+   * The archive route: a 302 to a signed URL this server serves (default), the 200 JSON form
+   * `{url, expires}`, or the archive itself; the tar gzipped or not; `files` changes what it holds
+   * (a broken adapter)
    */
   readonly archive?: {
-    readonly form?: 'redirect' | 'json';
+    readonly form?: 'redirect' | 'json' | 'bytes';
     readonly gzip?: boolean;
     readonly files?: (files: { path: string; data: Buffer }[]) => { path: string; data: Buffer }[];
   };
@@ -726,6 +727,12 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     }
     if (action === 'archive') {
       if (method !== 'GET') return wrongMethod;
+      if (opts.archive?.form === 'bytes')
+        return {
+          status: 200,
+          body: undefined,
+          bytes: { contentType: 'application/gzip', data: archiveOf(ck) },
+        };
       const token = randomUUID();
       const expires = Date.now() + 15 * 60_000;
       signed.set(token, { path, expires });

@@ -123,6 +123,12 @@ describe('seal checkpoints against a Tinker-protocol server', { timeout: 600_000
     expect(done.stdout).toContain(`deleted ${first}`);
     expect(server.checkpoints.has(first)).toBe(false);
     expect((await checkpoints('list', run)).stdout).not.toContain(first);
+    // what is gone is the user's to fix: one sentence saying where to look
+    expectOneSentence(
+      await checkpoints('delete', first, '--yes'),
+      2,
+      /is not on the service \(a wrong path, or deleted or expired\); seal checkpoints list tinker:\/\/\S+ shows what is/,
+    );
   });
 
   it('downloads the last sampler weights as a LoRA adapter folder vLLM loads', async () => {

@@ -129,6 +129,17 @@ describe('the checkpoint routes', { timeout: 60_000 }, () => {
     }
   });
 
+  it('takes the archive itself when the route answers with it instead of a URL', async () => {
+    const { server, client } = await serve({ archive: { form: 'bytes' } });
+    const { sampler } = await trainedRun(client);
+    const archive = await client.checkpointArchiveUrl(sampler);
+    expect(server.signedUrls).toEqual([]);
+    expect(readTar(archive.bytes!).map((f) => f.path)).toEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+    ]);
+  });
+
   it('waits out a 503 while the archive is being built', async () => {
     let building = 2;
     const { server, client } = await serve({
