@@ -208,11 +208,21 @@ export function checkpointTable(checkpoints: readonly Checkpoint[], named: Reado
     .join('\n');
 }
 
+/**
+ * vLLM's `--max-lora-rank` takes only some values (8, 16, 32, ... 512): the smallest power of two
+ * from 8 up that holds the adapter's rank
+ */
+export function maxLoraRank(rank: number): number {
+  let r = 8;
+  while (r < rank) r *= 2;
+  return r;
+}
+
 /** how to serve the folder, for the closing lines */
 export function serveHint(summary: AdapterSummary, name: string, baseModel: string | undefined): string {
   const base = summary.baseModel ?? baseModel ?? 'BASE_MODEL';
   return [
-    `vllm serve ${base} --enable-lora --max-lora-rank ${summary.rank} --lora-modules ${name}=${summary.dir}`,
+    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.rank)} --lora-modules ${name}=${summary.dir}`,
     `seal eval --suite bfcl --split test --base-url http://127.0.0.1:8000/v1 --model ${name} --format hermes --out runs/eval-${name}`,
   ].join('\n');
 }

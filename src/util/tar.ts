@@ -38,10 +38,17 @@ function number(block: Uint8Array, start: number, length: number): number {
   return Number.parseInt(s, 8);
 }
 
+/** the header's checksum, over unsigned bytes or (as some old writers did) signed ones */
 function checksumOk(block: Uint8Array): boolean {
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : block[i]!;
-  return sum === number(block, 148, 8);
+  let unsigned = 0;
+  let signed = 0;
+  for (let i = 0; i < BLOCK; i++) {
+    const b = i >= 148 && i < 156 ? 32 : block[i]!;
+    unsigned += b;
+    signed += b > 127 ? b - 256 : b;
+  }
+  const stored = number(block, 148, 8);
+  return stored === unsigned || stored === signed;
 }
 
 /** pax records `LEN key=value\n`; only `path` is used */

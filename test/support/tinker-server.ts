@@ -10,6 +10,11 @@
  * before it to fill; the same seq_id with the same body is the same request (its future, or a new
  * one for the stored result after a 410); with another body it is a 409.
  *
+ * Out of the service: a run's checkpoints through the REST routes (`training_runs/...`: list,
+ * TTL, delete), the archive route's signed URL served here (a tar of a PEFT adapter made from the
+ * checkpoint's weights state, `archive` options for its form), and the OpenAI-compatible
+ * `/oai/api/v1/chat/completions` and `/completions` for a base model or saved sampler weights.
+ *
  * Behind it sits a pluggable `TinkerTestModel` (tokens in, logprobs and samples out, at a weights
  * version). The losses are Tinker's: sums over tokens of cross_entropy, importance_sampling, ppo,
  * cispo and (hosted only) dro. `fault` injects failures per request: any status and body, a dropped

@@ -138,7 +138,7 @@ describe('seal checkpoints against a Tinker-protocol server', { timeout: 600_000
     expect(server.signedUrls).toHaveLength(1);
     const name = last.sampler.split('/').at(-1)!;
     expect(r.stdout).toContain(
-      `vllm serve Qwen/Qwen3-8B --enable-lora --max-lora-rank 4 --lora-modules ${name}=${resolve(out)}`,
+      `vllm serve Qwen/Qwen3-8B --enable-lora --max-lora-rank 8 --lora-modules ${name}=${resolve(out)}`,
     );
     expect(r.stdout).toContain(`--base-url http://127.0.0.1:8000/v1 --model ${name} `);
     expect(r.stdout).toMatch(/LoRA rank 4, alpha 32; 4 adapted module\(s\) \(q_proj, v_proj\); F32/);

@@ -6,7 +6,8 @@
  * (the config's fields, the safetensors header against the file), and broken archives and adapters
  * refused with what is wrong.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -202,6 +203,31 @@ describe('the archive as an adapter folder', { timeout: 60_000 }, () => {
     expect(checkLoraAdapter(folder).rank).toBe(2);
   });
 
+  it('reads what GNU tar writes: gzip, folders, long names in the GNU and pax forms', () => {
+    const src = join(dir, 'tar-src');
+    const deep = join(
+      'adapter',
+      'a-folder-name-long-enough'.repeat(3),
+      'b-folder-name-long-enough'.repeat(2),
+    );
+    mkdirSync(join(src, deep), { recursive: true });
+    const files = testAdapterFiles({ baseModel: BASE, rank: 2, step: 1, lrs: [1e-4] });
+    for (const f of files) writeFileSync(join(src, deep, f.path), f.data);
+    for (const format of ['gnu', 'pax']) {
+      const archive = join(dir, `adapter-${format}.tar.gz`);
+      execFileSync('tar', [`--format=${format}`, '-czf', archive, '-C', src, '.']);
+      const read = readTar(new Uint8Array(readFileSync(archive)));
+      expect(read.map((f) => f.path).sort(), format).toEqual(files.map((f) => `${deep}/${f.path}`).sort());
+      const folder = unpackAdapter(read, join(dir, `from-${format}`));
+      expect(folder).toBe(join(dir, `from-${format}`, deep));
+      expect(checkLoraAdapter(folder).rank).toBe(2);
+    }
+    // a link is refused, not followed
+    symlinkSync('/etc/hostname', join(src, 'link'));
+    execFileSync('tar', ['-cf', join(dir, 'link.tar'), '-C', src, 'link']);
+    expect(() => readTar(new Uint8Array(readFileSync(join(dir, 'link.tar'))))).toThrow(/not a regular file/);
+  });
+
   it('refuses archives that are not tar files or that reach outside their folder', () => {
     expect(() => readTar(new TextEncoder().encode('<Error>AccessDenied</Error>'.padEnd(600)))).toThrow(
       TarError,
@@ -210,6 +236,9 @@ describe('the archive as an adapter folder', { timeout: 60_000 }, () => {
     expect(() => readTar(escaping)).toThrow(/outside its folder/);
     const cut = tarOf([{ path: 'a.bin', data: Buffer.alloc(2000) }]).subarray(0, 1024);
     expect(() => readTar(cut)).toThrow(/cut short/);
+    const plain = join(dir, 'plain.txt');
+    writeFileSync(plain, 'hello');
+    expect(() => readSafetensorsHeader(plain)).toThrow(/too short to be a safetensors file/);
     expect(() =>
       unpackAdapter([{ path: 'weights.bin', data: new Uint8Array(1) }], join(dir, 'none')),
     ).toThrow(/holds no adapter_config.json/);
@@ -279,13 +308,5 @@ describe('the archive as an adapter folder', { timeout: 60_000 }, () => {
     expect(summary.warnings.join('\n')).toMatch(/peft_type/);
     expect(summary.warnings.join('\n')).toMatch(/names no base_model_name_or_path/);
     expect(summary.warnings.join('\n')).toMatch(/not PEFT's/);
-  });
-});
-
-describe('an unusable archive file written by hand', () => {
-  it('is refused before anything is unpacked', () => {
-    const path = join(dir, 'plain.txt');
-    writeFileSync(path, 'hello');
-    expect(() => readSafetensorsHeader(path)).toThrow(/too short/);
   });
 });
