@@ -162,16 +162,19 @@ async function withClient<T>(
   }
 }
 
-/** a checkpoint the service does not have is the user's to fix: a wrong, deleted or expired path */
+/** what the service does not have is the user's to fix: a wrong, deleted or expired path or run */
 async function notFoundIsUsage<T>(path: string, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (e) {
-    if (e instanceof TinkerError && e.status === 404)
+    if (!(e instanceof TinkerError && e.status === 404)) throw e;
+    if (!path.slice('tinker://'.length).includes('/'))
       throw new UsageError(
-        `${path} is not on the service (a wrong path, or deleted or expired); seal checkpoints list tinker://${parseTinkerPath(path).runId} shows what is.`,
+        `the service has no training run ${parseRunId(path)} (a wrong id, or a run of another account or service: check TINKER_API_KEY and --base-url).`,
       );
-    throw e;
+    throw new UsageError(
+      `${path} is not on the service (a wrong path, or deleted or expired); seal checkpoints list tinker://${parseTinkerPath(path).runId} shows what is.`,
+    );
   }
 }
 
@@ -313,7 +316,8 @@ export function registerCheckpoints(program: Command): void {
     const target = resolveTarget(value);
     const all = await withClient(flags, async (client) => {
       const found: Checkpoint[] = [];
-      for (const run of target.runs) found.push(...(await client.listCheckpoints(run)));
+      for (const run of target.runs)
+        found.push(...(await notFoundIsUsage(`tinker://${run}`, client.listCheckpoints(run))));
       return found;
     });
     if (flags.json) console.log(JSON.stringify(all, null, 2));

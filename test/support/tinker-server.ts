@@ -699,6 +699,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     const wrongMethod = { status: 405, body: { detail: 'Method Not Allowed' } };
     if (!kind) {
       if (method !== 'GET') return wrongMethod;
+      if (!models.has(run!)) return { status: 404, body: { detail: `Training run not found: ${run}` } };
       const list = [...checkpoints]
         .filter(([p]) => p.startsWith(`tinker://${run}/`))
         .map(([p, c]) => ({

@@ -204,6 +204,10 @@ describe('seal checkpoints against a Tinker-protocol server', { timeout: 600_000
       ],
       [['list', notFolder], /is not a folder or a tinker:\/\/ path/],
       [['list', empty], /holds no Tinker checkpoint \(no tinker\.json in it or under checkpoints\/\)/],
+      [
+        ['list', 'tinker://model_nope'],
+        /the service has no training run model_nope \(a wrong id, or a run of another account/,
+      ],
       [['ttl', run], /give one of --seconds N .* or --clear/],
       [['ttl', run, '--seconds', '0'], /--seconds must be an integer >= 1/],
       [
