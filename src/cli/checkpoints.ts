@@ -225,7 +225,7 @@ export function maxLoraRank(rank: number): number {
 export function serveHint(summary: AdapterSummary, name: string, baseModel: string | undefined): string {
   const base = summary.baseModel ?? baseModel ?? 'BASE_MODEL';
   return [
-    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.rank)} --lora-modules ${name}=${summary.dir}`,
+    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.rank)} --lora-modules ${name}=${resolve(summary.dir)}`,
     `seal eval --suite bfcl --split test --base-url http://127.0.0.1:8000/v1 --model ${name} --format hermes --out runs/eval-${name}`,
   ].join('\n');
 }
