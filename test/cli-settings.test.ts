@@ -7,6 +7,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { registerCheckpoints } from '../src/cli/checkpoints.js';
 import { registerData } from '../src/cli/data.js';
 import { registerEval } from '../src/cli/eval.js';
 import { registerExperiment } from '../src/cli/experiment.js';
@@ -30,6 +31,7 @@ function program(): Command {
     registerData,
     registerTrain,
     registerExperiment,
+    registerCheckpoints,
   ])
     register(p);
   return p;
@@ -60,6 +62,22 @@ describe('flags declared once', () => {
       [
         ['data', 'pull'],
         ['dest', 'baseUrl'],
+      ],
+      [
+        ['checkpoints', 'list'],
+        ['baseUrl', 'retries', 'json'],
+      ],
+      [
+        ['checkpoints', 'ttl'],
+        ['baseUrl', 'retries', 'seconds', 'clear'],
+      ],
+      [
+        ['checkpoints', 'delete'],
+        ['baseUrl', 'retries', 'yes'],
+      ],
+      [
+        ['checkpoints', 'download'],
+        ['baseUrl', 'retries', 'out'],
       ],
     ] as const)
       expect(flagsOf(find(p, [...path]))).toEqual(keys.map(flagOf).sort());

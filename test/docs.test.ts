@@ -104,9 +104,9 @@ describe('README and docs', () => {
     const examples = new Map<string, Set<string>>();
     for (const file of DOCS) {
       for (const m of readFileSync(file, 'utf8').matchAll(
-        /^\s*seal (train|experiment|eval|verify|compare|report|serve|data|pretrain)\b((?: pull)?)(.*)$/gm,
+        /^\s*seal (train|experiment|eval|verify|compare|report|serve|data|pretrain|checkpoints)\b((?: pull| list| ttl| delete| download)?)(.*)$/gm,
       )) {
-        const command = m[1] === 'data' ? 'data pull' : m[1]!;
+        const command = m[2] ? `${m[1]}${m[2]}` : m[1]!;
         const flags = examples.get(command) ?? new Set<string>();
         for (const f of m[3]!.split('#')[0]!.matchAll(/--[a-z][a-z-]*/g)) flags.add(f[0]);
         examples.set(command, flags);

@@ -6,8 +6,10 @@ import { Command, CommanderError } from 'commander';
 import { ContextOverflowError } from '../policy/embedded/policy.js';
 import { ModelServerError } from '../policy/openai.js';
 import { SampleFailedError } from '../policy/policy.js';
+import { AdapterError } from '../tinker/adapter.js';
 import { TinkerError } from '../tinker/errors.js';
 import { UserError } from '../util/errors.js';
+import { registerCheckpoints } from './checkpoints.js';
 import { registerCompare } from './compare.js';
 import { registerData } from './data.js';
 import { registerEval } from './eval.js';
@@ -38,6 +40,7 @@ registerExperiment(program);
 registerReport(program);
 registerServe(program);
 registerRender(program);
+registerCheckpoints(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -51,6 +54,10 @@ try {
   } else if (e instanceof TinkerError) {
     console.error(`seal: ${tinkerErrorText(e)}`);
     process.exitCode = e.kind === 'usage' || e.kind === 'auth' ? 2 : 1;
+  } else if (e instanceof AdapterError) {
+    // what the service handed back is not a usable adapter: not the user's input to fix
+    console.error(`seal: the downloaded checkpoint is not a usable LoRA adapter: ${e.message}`);
+    process.exitCode = 1;
   } else if (
     e instanceof ModelServerError ||
     e instanceof ContextOverflowError ||

@@ -14,6 +14,13 @@
 
 import { Semaphore } from '../util/semaphore.js';
 import {
+  type ArchiveUrl,
+  checkpointArchiveUrl,
+  deleteCheckpoint,
+  listCheckpoints,
+  setCheckpointTtl,
+} from './checkpoints.js';
+import {
   chunkDatums,
   type LossSpec,
   mergeForwardBackwardOutputs,
@@ -38,6 +45,7 @@ import {
   wireData,
 } from './requests.js';
 import {
+  type Checkpoint,
   CreateModelResultSchema,
   CreateSamplingSessionSchema,
   type ForwardBackwardOutput,
@@ -245,6 +253,27 @@ export class TinkerClient {
       'create_sampling_session',
     );
     return new SamplingClient(this, parsed.sampling_session_id);
+  }
+
+  // ---- checkpoints on the service (REST routes) -----------------------------------------------
+
+  /** every checkpoint of a training run (`tinker://RUN` or the run id) */
+  listCheckpoints(run: string, call: CallOptions = {}): Promise<Checkpoint[]> {
+    return listCheckpoints(this.session.transport, run, this.deadline(call));
+  }
+
+  /** the checkpoint at `path` expires `ttlSeconds` from now; `null` keeps it until deleted */
+  setCheckpointTtl(path: string, ttlSeconds: number | null, call: CallOptions = {}): Promise<void> {
+    return setCheckpointTtl(this.session.transport, path, ttlSeconds, this.deadline(call));
+  }
+
+  deleteCheckpoint(path: string, call: CallOptions = {}): Promise<void> {
+    return deleteCheckpoint(this.session.transport, path, this.deadline(call));
+  }
+
+  /** the signed URL the checkpoint's archive (a tar) downloads from, and when it expires */
+  checkpointArchiveUrl(path: string, call: CallOptions = {}): Promise<ArchiveUrl> {
+    return checkpointArchiveUrl(this.session.transport, path, this.deadline(call));
   }
 
   /** stops the heartbeat; the server frees the session's resources when it times out */

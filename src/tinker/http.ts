@@ -89,7 +89,11 @@ export interface SendOptions {
   readonly what?: string;
   /** one key for every send of one logical request (default: a new key per `send`) */
   readonly idempotencyKey?: string;
+  /** `manual`: a 3xx is the answer (its Location read by the caller), not followed */
+  readonly redirect?: 'follow' | 'manual';
 }
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -201,7 +205,7 @@ export class TinkerTransport {
 
   /** One exchange: an HTTP answer (any status), or why there was none. */
   async attempt(
-    method: 'GET' | 'POST',
+    method: HttpMethod,
     route: string,
     request: EncodedRequest | undefined,
     opts: SendOptions,
@@ -221,6 +225,7 @@ export class TinkerTransport {
         method,
         headers,
         ...(request ? { body: request.body } : {}),
+        redirect: opts.redirect ?? 'follow',
         signal,
       });
       const body = new Uint8Array(await res.arrayBuffer());
@@ -242,13 +247,14 @@ export class TinkerTransport {
    * Throws a `TinkerError` when the status is not retried or the retries run out.
    */
   async send(
-    method: 'GET' | 'POST',
+    method: HttpMethod,
     route: string,
     request: EncodedRequest | undefined,
     opts: SendOptions = {},
   ): Promise<HttpAnswer> {
     const what = opts.what ?? route;
-    const idempotencyKey = opts.idempotencyKey ?? (method === 'POST' ? newIdempotencyKey() : undefined);
+    // as the SDK: every request but a GET carries one
+    const idempotencyKey = opts.idempotencyKey ?? (method !== 'GET' ? newIdempotencyKey() : undefined);
     const { maxRetries, billingPauseMs, billingMaxPauseMs } = this.opts.retry;
     let retries = 0;
     let billingWaited = 0;
@@ -263,6 +269,8 @@ export class TinkerTransport {
         last = answer.kind === 'timeout' ? 'no answer within the request timeout' : networkText(answer.error);
         waitMs = this.backoffMs(retries + 1);
       } else if (answer.status >= 200 && answer.status < 300) {
+        return answer;
+      } else if (opts.redirect === 'manual' && answer.status >= 300 && answer.status < 400) {
         return answer;
       } else if (answer.status === 402) {
         if (billingWaited >= billingMaxPauseMs) {

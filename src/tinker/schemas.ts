@@ -208,6 +208,30 @@ export const SampleResponseSchema = z.object({
 export type SampledSequence = z.infer<typeof SampledSequenceSchema>;
 export type SampleResponse = z.infer<typeof SampleResponseSchema>;
 
+// ---- checkpoints (the REST routes under training_runs/) ----------------------------------------
+
+/** a date-time as the service sends it (ISO 8601); kept as text, shown as given */
+const dateTime = z.string().min(1);
+
+export const CheckpointSchema = z.object({
+  /** `weights/<name>` or `sampler_weights/<name>` */
+  checkpoint_id: z.string(),
+  checkpoint_type: z.enum(['training', 'sampler']),
+  time: dateTime,
+  tinker_path: z.string().startsWith('tinker://'),
+  size_bytes: int.nullish(),
+  public: z.boolean().nullish(),
+  /** null: never expires */
+  expires_at: dateTime.nullish(),
+});
+export const CheckpointsListSchema = z.object({
+  checkpoints: z.array(CheckpointSchema),
+  cursor: z.unknown().optional(),
+});
+/** the archive route's JSON form (a 302 with Location is the other) */
+export const ArchiveUrlSchema = z.object({ url: z.string().url(), expires: dateTime.nullish() });
+export type Checkpoint = z.infer<typeof CheckpointSchema>;
+
 /** Validates a server's answer; a mismatch is a `bad_response` naming the route. */
 export function parseWire<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);

@@ -10,6 +10,11 @@
  * before it to fill; the same seq_id with the same body is the same request (its future, or a new
  * one for the stored result after a 410); with another body it is a 409.
  *
+ * Out of the service: a run's checkpoints through the REST routes (`training_runs/...`: list,
+ * TTL, delete), the archive route's signed URL served here (a tar of a PEFT adapter made from the
+ * checkpoint's weights state, `archive` options for its form), and the OpenAI-compatible
+ * `/oai/api/v1/chat/completions` and `/completions` for a base model or saved sampler weights.
+ *
  * Behind it sits a pluggable `TinkerTestModel` (tokens in, logprobs and samples out, at a weights
  * version). The losses are Tinker's: sums over tokens of cross_entropy, importance_sampling, ppo,
  * cispo and (hosted only) dro. `fault` injects failures per request: any status and body, a dropped
@@ -21,7 +26,7 @@
  *   ...
  *   await server.close();
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -38,6 +43,7 @@ import type {
   WireDatum,
 } from '../../src/tinker/schemas.js';
 import type { TinkerClientOptions } from '../../src/tinker/session.js';
+import { tarOf, testAdapterFiles } from './adapter-files.js';
 
 export type Flavour = 'hosted' | 'skyrl';
 
@@ -193,6 +199,30 @@ export interface TinkerServerOptions {
    * sold that has not expired or been revoked (`revokeTokens`)
    */
   readonly jwt?: { readonly ttlSeconds: number };
+  /**
+   * The archive route: a 302 to a signed URL this server serves (default), the 200 JSON form
+   * `{url, expires}`, or the archive itself; the tar gzipped or not; `files` changes what it holds
+   * (a broken adapter)
+   */
+  readonly archive?: {
+    readonly form?: 'redirect' | 'json' | 'bytes';
+    readonly gzip?: boolean;
+    readonly files?: (files: { path: string; data: Buffer }[]) => { path: string; data: Buffer }[];
+  };
+}
+
+/** a saved checkpoint: the weights it holds and what the checkpoint routes tell of it */
+export interface TestCheckpoint {
+  step: number;
+  lrs: number[];
+  readonly kind: 'weights' | 'sampler_weights';
+  readonly baseModel: string;
+  readonly rank: number;
+  /** ISO time of the save */
+  readonly time: string;
+  ttlSeconds?: number;
+  /** ISO time it expires (none: never) */
+  expiresAt?: string;
 }
 
 interface Future {
@@ -267,10 +297,11 @@ export interface TinkerTestServer {
   readonly samplers: ReadonlyMap<string, WeightsState>;
   /** every asample request run, in arrival order, with the weights it ran on */
   readonly samples: readonly SampleRecord[];
-  readonly checkpoints: ReadonlyMap<
-    string,
-    { step: number; lrs: readonly number[]; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
-  >;
+  readonly checkpoints: ReadonlyMap<string, TestCheckpoint>;
+  /** every body sent to the OpenAI-compatible routes (`/oai/api/v1/...`), in order */
+  readonly oaiRequests: readonly Record<string, unknown>[];
+  /** the signed archive URLs handed out, in order */
+  readonly signedUrls: readonly string[];
   /** clock ticks so far (clock mode; 0 otherwise) */
   readonly ticks: number;
   /** JWT mode: the tokens sold so far, in order */
@@ -288,6 +319,15 @@ const TRAINING_ROUTES = new Set([
   'save_weights_for_sampler',
   'load_weights',
 ]);
+
+/** a route's answer: JSON (or protobuf), with headers, or raw bytes */
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly proto?: Uint8Array;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly bytes?: { readonly contentType: string; readonly data: Uint8Array };
+}
 
 class HttpFailure extends Error {
   constructor(
@@ -330,10 +370,23 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   const futureWaiters = new Map<string, (() => void)[]>();
   const samplers = new Map<string, WeightsState>();
   const samples: SampleRecord[] = [];
-  const checkpoints = new Map<
-    string,
-    { step: number; lrs: number[]; ttlSeconds?: number; kind: 'weights' | 'sampler_weights' }
-  >();
+  const checkpoints = new Map<string, TestCheckpoint>();
+  const oaiRequests: Record<string, unknown>[] = [];
+  const signedUrls: string[] = [];
+  /** signed URL token -> the checkpoint it downloads and until when */
+  const signed = new Map<string, { path: string; expires: number }>();
+  let baseUrl = '';
+  const saved = (m: Model, kind: TestCheckpoint['kind'], ttl: unknown): TestCheckpoint => ({
+    step: m.step,
+    lrs: [...m.lrs],
+    kind,
+    baseModel: m.baseModel,
+    rank: m.rank,
+    time: new Date().toISOString(),
+    ...(typeof ttl === 'number'
+      ? { ttlSeconds: ttl, expiresAt: new Date(Date.now() + ttl * 1000).toISOString() }
+      : {}),
+  });
   /** what each training future came to, kept after the future expires so a resubmission gets it */
   const storedOutcomes = new Map<
     string,
@@ -467,12 +520,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       case 'save_weights': {
         const path = `tinker://${m.id}/weights/${String(body.path)}`;
         if (checkpoints.has(path)) throw new HttpFailure(409, `checkpoint ${body.path} exists`);
-        checkpoints.set(path, {
-          step: m.step,
-          lrs: [...m.lrs],
-          kind: 'weights',
-          ...(typeof body.ttl_seconds === 'number' ? { ttlSeconds: body.ttl_seconds } : {}),
-        });
+        checkpoints.set(path, saved(m, 'weights', body.ttl_seconds));
         return { result: { path, type: 'save_weights' } };
       }
       case 'save_weights_for_sampler': {
@@ -485,12 +533,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           return { result: { sampling_session_id: id } };
         }
         const path = `tinker://${m.id}/sampler_weights/${String(body.path)}`;
-        checkpoints.set(path, {
-          step: m.step,
-          lrs: [...m.lrs],
-          kind: 'sampler_weights',
-          ...(typeof body.ttl_seconds === 'number' ? { ttlSeconds: body.ttl_seconds } : {}),
-        });
+        checkpoints.set(path, saved(m, 'sampler_weights', body.ttl_seconds));
         return { result: { path } };
       }
       case 'load_weights': {
@@ -655,10 +698,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           ...opts.clientConfig,
         };
 
-  async function retrieve(
-    body: Record<string, unknown>,
-    accept: string,
-  ): Promise<{ status: number; body: unknown; proto?: Uint8Array }> {
+  async function retrieve(body: Record<string, unknown>, accept: string): Promise<Answer> {
     const id = String(body.request_id);
     const f = futures.get(id);
     if (!f) return { status: 404, body: { detail: `Future ${id} not found` } };
@@ -696,6 +736,149 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     return { status: 200, body: f.result };
   }
 
+  // ---- checkpoints, their archives, the OpenAI-compatible routes ---------------------------------
+
+  const archiveOf = (ck: TestCheckpoint): Buffer => {
+    const files = testAdapterFiles(ck);
+    return tarOf(opts.archive?.files ? opts.archive.files(files) : files, opts.archive?.gzip ?? false);
+  };
+
+  /** `training_runs/{run}/checkpoints[/{weights|sampler_weights}/{name}[/ttl|/archive]]` */
+  function checkpointRoute(route: string, method: string, body: Record<string, unknown>): Answer {
+    const m =
+      /^training_runs\/([^/]+)\/checkpoints(?:\/(weights|sampler_weights)\/([^/]+)(?:\/(ttl|archive))?)?$/.exec(
+        route,
+      );
+    if (!m) return { status: 404, body: { detail: `Not Found: ${route}` } };
+    const [, run, kind, name, action] = m;
+    const wrongMethod = { status: 405, body: { detail: 'Method Not Allowed' } };
+    if (!kind) {
+      if (method !== 'GET') return wrongMethod;
+      if (!models.has(run!)) return { status: 404, body: { detail: `Training run not found: ${run}` } };
+      const list = [...checkpoints]
+        .filter(([p]) => p.startsWith(`tinker://${run}/`))
+        .map(([p, c]) => ({
+          checkpoint_id: p.split('/').slice(-2).join('/'),
+          checkpoint_type: c.kind === 'weights' ? 'training' : 'sampler',
+          time: c.time,
+          tinker_path: p,
+          size_bytes: archiveOf(c).length,
+          public: false,
+          expires_at: c.expiresAt ?? null,
+        }));
+      return {
+        status: 200,
+        body: { checkpoints: list, cursor: { offset: 0, limit: 100, total_count: list.length } },
+      };
+    }
+    const path = `tinker://${run}/${kind}/${name}`;
+    const ck = checkpoints.get(path);
+    if (!ck) return { status: 404, body: { detail: `Checkpoint not found: ${path}` } };
+    if (action === 'ttl') {
+      if (method !== 'PUT') return wrongMethod;
+      const ttl = body.ttl_seconds;
+      if (ttl === null) {
+        delete ck.ttlSeconds;
+        delete ck.expiresAt;
+      } else if (typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0) {
+        ck.ttlSeconds = ttl;
+        ck.expiresAt = new Date(Date.now() + ttl * 1000).toISOString();
+      } else return { status: 400, body: { detail: 'ttl_seconds must be a positive integer or null' } };
+      return { status: 200, body: { tinker_path: path, expires_at: ck.expiresAt ?? null } };
+    }
+    if (action === 'archive') {
+      if (method !== 'GET') return wrongMethod;
+      if (opts.archive?.form === 'bytes')
+        return {
+          status: 200,
+          body: undefined,
+          bytes: { contentType: 'application/gzip', data: archiveOf(ck) },
+        };
+      const token = randomUUID();
+      const expires = Date.now() + 15 * 60_000;
+      signed.set(token, { path, expires });
+      const url = `${baseUrl}/signed/${token}?expires=${expires}`;
+      signedUrls.push(url);
+      if (opts.archive?.form === 'json')
+        return { status: 200, body: { url, expires: new Date(expires).toISOString() } };
+      return {
+        status: 302,
+        body: null,
+        headers: { location: url, expires: new Date(expires).toUTCString() },
+      };
+    }
+    if (method !== 'DELETE') return wrongMethod;
+    checkpoints.delete(path);
+    return { status: 200, body: null };
+  }
+
+  /** a signed URL: the archive of the checkpoint it was made for, while it is good */
+  function signedRoute(route: string): Answer {
+    const grant = signed.get(route.slice('signed/'.length).split('?')[0]!);
+    if (!grant || Date.now() > grant.expires)
+      return { status: 403, body: { detail: 'AccessDenied: the signature is unknown or expired' } };
+    const ck = checkpoints.get(grant.path);
+    if (!ck) return { status: 404, body: { detail: 'NoSuchKey' } };
+    return {
+      status: 200,
+      body: undefined,
+      bytes: {
+        contentType: opts.archive?.gzip ? 'application/gzip' : 'application/x-tar',
+        data: archiveOf(ck),
+      },
+    };
+  }
+
+  /**
+   * `/oai/api/v1/chat/completions` and `/completions`: sampling a base model or saved sampler
+   * weights (`model` a tinker:// path, or `<base>;<path>`) through the OpenAI protocol. The text
+   * answered names the weights' step, so a test sees which weights it sampled.
+   */
+  function oaiRoute(route: string, method: string, body: Record<string, unknown>): Answer {
+    oaiRequests.push(body);
+    const oaiError = (status: number, message: string): Answer => ({
+      status,
+      body: { error: { message, type: 'invalid_request_error', code: null } },
+    });
+    if (method !== 'POST') return oaiError(405, 'Method Not Allowed');
+    const asked = String(body.model ?? '');
+    const name = asked.includes(';') ? asked.slice(asked.indexOf(';') + 1) : asked;
+    let w: WeightsState;
+    if (name.startsWith('tinker://')) {
+      const ck = checkpoints.get(name);
+      if (ck?.kind !== 'sampler_weights') return oaiError(404, `The model '${name}' does not exist`);
+      w = { baseModel: ck.baseModel, step: ck.step, lrs: ck.lrs };
+    } else if (baseModels.includes(name)) w = { baseModel: name, step: 0, lrs: [] };
+    else return oaiError(404, `The model '${name}' does not exist`);
+    const text = `Sampled from ${w.baseModel} at step ${w.step}; no call this turn.`;
+    const usage = { prompt_tokens: 10, completion_tokens: 12, total_tokens: 22 };
+    const common = {
+      id: `cmpl-${randomUUID()}`,
+      created: Math.floor(Date.now() / 1000),
+      model: asked,
+      usage,
+    };
+    if (route === 'oai/chat/completions')
+      return {
+        status: 200,
+        body: {
+          ...common,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        },
+      };
+    if (route === 'oai/completions')
+      return {
+        status: 200,
+        body: {
+          ...common,
+          object: 'text_completion',
+          choices: [{ index: 0, text, finish_reason: 'stop', logprobs: null }],
+        },
+      };
+    return oaiError(404, `Not Found: ${route}`);
+  }
+
   async function handle(
     route: string,
     method: string,
@@ -703,7 +886,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     raw: { fwd?: ForwardBackwardRequestJson },
     accept: string,
     fault: Fault | undefined,
-  ): Promise<{ status: number; body: unknown; proto?: Uint8Array }> {
+  ): Promise<Answer> {
     switch (route) {
       case 'healthz':
         return { status: 200, body: { status: 'ok' } };
@@ -849,6 +1032,9 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       case 'retrieve_future':
         return retrieve(body, accept);
       default:
+        if (route.startsWith('training_runs/')) return checkpointRoute(route, method, body);
+        if (route.startsWith('signed/')) return signedRoute(route);
+        if (route.startsWith('oai/')) return oaiRoute(route, method, body);
         if (TRAINING_ROUTES.has(route)) {
           if (method !== 'POST') return { status: 405, body: { detail: 'method not allowed' } };
           const requestId = submitTraining(route, body, fault, raw.fwd);
@@ -861,7 +1047,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      const route = url.pathname.replace(/^\/api\/v1\//, '');
+      // `/api/v1/x` is `x`, the OpenAI-compatible `/oai/api/v1/x` is `oai/x`, a signed URL `signed/...`
+      const route = url.pathname.startsWith('/oai/api/v1/')
+        ? `oai/${url.pathname.slice('/oai/api/v1/'.length)}`
+        : url.pathname.replace(/^\/api\/v1\//, '').replace(/^\/signed\//, 'signed/');
       const contentType = String(req.headers['content-type'] ?? '');
       const accept = String(req.headers.accept ?? '');
       const rawBody = await readBody(req);
@@ -934,7 +1123,12 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         };
         requests.push(record);
         const key = req.headers['x-api-key'];
-        if (opts.jwt && r !== 'client/config' && r !== 'auth/token') {
+        if (r.startsWith('signed/')) {
+          // the signature in the URL is the authorisation; no key is asked for
+        } else if (r.startsWith('oai/')) {
+          if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`)
+            return send(401, { error: { message: 'Invalid API key', type: 'authentication_error' } });
+        } else if (opts.jwt && r !== 'client/config' && r !== 'auth/token') {
           const expires = typeof key === 'string' ? liveTokens.get(key) : undefined;
           if (expires === undefined || Date.now() >= expires)
             return send(401, { detail: 'token expired or unknown' });
@@ -974,7 +1168,12 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         try {
           const out = await handle(r, record.method, body, raw, accept, fault);
           if (fault && 'drop' in fault && fault.drop === 'after') return req.socket.destroy();
-          send(out.status, out.body, {}, out.proto);
+          if (out.bytes) {
+            res.writeHead(out.status, { 'content-type': out.bytes.contentType, ...out.headers });
+            res.end(Buffer.from(out.bytes.data));
+            return;
+          }
+          send(out.status, out.body, out.headers ?? {}, out.proto);
         } catch (e) {
           if (e instanceof HttpFailure) return send(e.status, { detail: e.detail });
           send(500, { detail: `internal error: ${(e as Error).message}` });
@@ -984,6 +1183,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  baseUrl = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}`,
     flavour,
@@ -993,6 +1193,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     samplers,
     samples,
     checkpoints,
+    oaiRequests,
+    signedUrls,
     get ticks() {
       return ticks;
     },

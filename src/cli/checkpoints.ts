@@ -1,0 +1,380 @@
+/**
+ * `seal checkpoints`: a Tinker run's checkpoints on the service. `list` shows them (with their
+ * expiry), `ttl` sets or clears the expiry, `delete` removes them, `download` fetches one's
+ * archive through its signed URL and unpacks it as a LoRA adapter folder, checked (the config's
+ * fields, the safetensors header) and ready for `vllm serve --enable-lora`.
+ *
+ * What to act on is a `seal train --learner tinker` run folder (the checkpoints its folder names),
+ * one of its checkpoint folders (`checkpoints/round-NNNN`, whose `tinker.json` names the training
+ * state and the sampler weights), or a `tinker://` path.
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
+import { type AdapterSummary, checkLoraAdapter, unpackAdapter } from '../tinker/adapter.js';
+import { parseRunId, parseTinkerPath } from '../tinker/checkpoints.js';
+import { TinkerClient } from '../tinker/client.js';
+import { TinkerError } from '../tinker/errors.js';
+import { retryLine } from '../tinker/http.js';
+import type { Checkpoint } from '../tinker/schemas.js';
+import { RUN_FILES } from '../train/record.js';
+import { UsageError } from '../util/errors.js';
+import { Settings } from '../util/settings.js';
+import { readTar } from '../util/tar.js';
+import { addSettingOptions, parseUrlFlag } from './flags.js';
+
+const SERVICE_SHAPE = {
+  baseUrl: z.string().min(1).optional().meta({
+    description: 'the Tinker service (default: $TINKER_BASE_URL, else the hosted one)',
+    placeholder: 'url',
+  }),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .default(3)
+    .describe('retries on 429, 5xx, timeouts and network errors'),
+};
+
+export const CHECKPOINTS_LIST_SETTINGS = new Settings(
+  z
+    .object({ ...SERVICE_SHAPE, json: z.literal(true).optional().describe('print the list as JSON') })
+    .strict(),
+  'flag',
+);
+export const CHECKPOINTS_TTL_SETTINGS = new Settings(
+  z
+    .object({
+      ...SERVICE_SHAPE,
+      seconds: z.number().int().min(1).optional().meta({
+        description: 'the checkpoints expire this many seconds from now',
+        placeholder: 'n',
+      }),
+      clear: z.literal(true).optional().describe('remove the expiry: kept (and billed) until deleted'),
+    })
+    .strict(),
+  'flag',
+);
+export const CHECKPOINTS_DELETE_SETTINGS = new Settings(
+  z
+    .object({
+      ...SERVICE_SHAPE,
+      yes: z.literal(true).optional().describe('delete (without it: only say what would go)'),
+    })
+    .strict(),
+  'flag',
+);
+export const CHECKPOINTS_DOWNLOAD_SETTINGS = new Settings(
+  z
+    .object({
+      ...SERVICE_SHAPE,
+      out: z
+        .string()
+        .min(1)
+        .meta({ description: 'the adapter folder to write (new or empty)', placeholder: 'dir' }),
+    })
+    .strict(),
+  'flag',
+);
+
+const TARGET_HELP =
+  'a seal train --learner tinker run folder, one of its checkpoints/round-NNNN folders, or a tinker:// path';
+
+/** what a target names: checkpoint paths, the training runs they belong to, the base model if known */
+export interface Target {
+  readonly paths: readonly string[];
+  readonly runs: readonly string[];
+  readonly baseModel?: string;
+  /** the sampler weights to download (the last round's, for a run folder) */
+  readonly sampler?: string;
+}
+
+function checkpointFolders(runDir: string): string[] {
+  const root = join(runDir, RUN_FILES.checkpoints);
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .filter((n) => existsSync(join(root, n, TINKER_CHECKPOINT_FILE)))
+    .sort()
+    .map((n) => join(root, n));
+}
+
+function readRecord(dir: string) {
+  try {
+    return readTinkerCheckpoint(dir);
+  } catch (e) {
+    throw new UsageError(
+      `${(e as Error).message}; give a checkpoint folder of a seal train --learner tinker run`,
+    );
+  }
+}
+
+/** a run folder, a checkpoint folder or a tinker:// path, as the checkpoints it names */
+export function resolveTarget(value: string): Target {
+  if (value.startsWith('tinker://')) {
+    if (value.slice('tinker://'.length).includes('/')) {
+      const p = parseTinkerPath(value);
+      return {
+        paths: [p.path],
+        runs: [p.runId],
+        ...(p.kind === 'sampler_weights' ? { sampler: p.path } : {}),
+      };
+    }
+    return { paths: [], runs: [parseRunId(value)] };
+  }
+  if (!existsSync(value) || !statSync(value).isDirectory())
+    throw new UsageError(`${value} is not a folder or a tinker:// path; give ${TARGET_HELP}.`);
+  const folders = existsSync(join(value, TINKER_CHECKPOINT_FILE)) ? [value] : checkpointFolders(value);
+  if (folders.length === 0)
+    throw new UsageError(
+      `${value} holds no Tinker checkpoint (no ${TINKER_CHECKPOINT_FILE} in it or under ${RUN_FILES.checkpoints}/); give ${TARGET_HELP}.`,
+    );
+  const records = folders.map(readRecord);
+  const last = records.at(-1)!;
+  return {
+    paths: records.flatMap((r) => [r.state, r.sampler]),
+    runs: [...new Set(records.map((r) => parseRunId(r.state)))],
+    baseModel: last.baseModel,
+    sampler: last.sampler,
+  };
+}
+
+async function connect(flags: { baseUrl?: string | undefined; retries: number }): Promise<TinkerClient> {
+  if (flags.baseUrl) parseUrlFlag('--base-url', flags.baseUrl, 'http://127.0.0.1:8000');
+  return TinkerClient.connect({
+    ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+    retry: { maxRetries: flags.retries },
+    onRetry: (e) => console.error(`tinker: ${retryLine(e)}`),
+  });
+}
+
+async function withClient<T>(
+  flags: { baseUrl?: string | undefined; retries: number },
+  work: (client: TinkerClient) => Promise<T>,
+): Promise<T> {
+  const client = await connect(flags);
+  try {
+    return await work(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** what the service does not have is the user's to fix: a wrong, deleted or expired path or run */
+async function notFoundIsUsage<T>(path: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (!(e instanceof TinkerError && e.status === 404)) throw e;
+    if (!path.slice('tinker://'.length).includes('/'))
+      throw new UsageError(
+        `the service has no training run ${parseRunId(path)} (a wrong id, or a run of another account or service: check TINKER_API_KEY and --base-url).`,
+      );
+    throw new UsageError(
+      `${path} is not on the service (a wrong path, or deleted or expired); seal checkpoints list tinker://${parseTinkerPath(path).runId} shows what is.`,
+    );
+  }
+}
+
+const needsCheckpoint = (value: string) =>
+  new UsageError(
+    `${value} names a training run, not a checkpoint; give tinker://RUN_ID/sampler_weights/NAME (seal checkpoints list ${value} shows them) or a checkpoint folder`,
+  );
+
+function sizeText(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined) return '-';
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+/** the list as a table: one row per checkpoint, the ones the target names marked */
+export function checkpointTable(checkpoints: readonly Checkpoint[], named: ReadonlySet<string>): string {
+  const rows = [
+    ['path', 'type', 'saved', 'size', 'expires'],
+    ...checkpoints.map((c) => [
+      `${named.has(c.tinker_path) ? '* ' : '  '}${c.tinker_path}`,
+      c.checkpoint_type,
+      c.time,
+      sizeText(c.size_bytes),
+      c.expires_at ?? 'never',
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/**
+ * vLLM's `--max-lora-rank` takes only some values (8, 16, 32, ... 512): the smallest power of two
+ * from 8 up that holds the adapter's rank
+ */
+export function maxLoraRank(rank: number): number {
+  let r = 8;
+  while (r < rank) r *= 2;
+  return r;
+}
+
+/** how to serve the folder, for the closing lines */
+export function serveHint(summary: AdapterSummary, name: string, baseModel: string | undefined): string {
+  const base = summary.baseModel ?? baseModel ?? 'BASE_MODEL';
+  return [
+    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.rank)} --lora-modules ${name}=${resolve(summary.dir)}`,
+    `seal eval --suite bfcl --split test --base-url http://127.0.0.1:8000/v1 --model ${name} --format hermes --out runs/eval-${name}`,
+  ].join('\n');
+}
+
+async function download(
+  target: Target,
+  value: string,
+  out: string,
+  flags: { baseUrl?: string | undefined; retries: number },
+) {
+  const path = target.sampler ?? target.paths[0];
+  if (!path) throw needsCheckpoint(value);
+  if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0))
+    throw new UsageError(
+      `--out ${out} exists and is not an empty folder; name a new folder for the adapter.`,
+    );
+  const archive = await withClient(flags, (client) =>
+    notFoundIsUsage(path, client.checkpointArchiveUrl(path)),
+  );
+  // the whole archive is held in memory: an adapter of an 8B model at rank 32 is some hundreds of MB
+  let bytes: Uint8Array;
+  if (archive.bytes) bytes = archive.bytes;
+  else {
+    console.error(
+      `downloading the archive of ${path} (its URL is good until ${archive.expires.toISOString()})`,
+    );
+    try {
+      // a signed URL carries its own authorisation: the API key is not sent to the storage host
+      const res = await fetch(archive.url);
+      if (!res.ok)
+        throw new TinkerError('http', `the archive download answered HTTP ${res.status}`, {
+          status: res.status,
+        });
+      bytes = new Uint8Array(await res.arrayBuffer());
+    } catch (e) {
+      if (e instanceof TinkerError) throw e;
+      throw new TinkerError('unreachable', `the archive download failed (${(e as Error).message})`);
+    }
+  }
+  let files: ReturnType<typeof readTar>;
+  try {
+    files = readTar(bytes);
+  } catch (e) {
+    throw new TinkerError(
+      'bad_response',
+      `the archive of ${path} cannot be unpacked: ${(e as Error).message}`,
+    );
+  }
+  mkdirSync(out, { recursive: true });
+  const dir = unpackAdapter(files, out);
+  const summary = checkLoraAdapter(dir);
+  // the checkpoint's own name (letters, digits, '_' and '-') serves as the LoRA's model name
+  const name = parseTinkerPath(path).name;
+  console.log(
+    [
+      `adapter: ${resolve(dir)} (${bytes.length} bytes downloaded, ${files.length} file(s))`,
+      `  base model: ${summary.baseModel ?? `${target.baseModel ?? 'not named'} (not in adapter_config.json)`}`,
+      `  LoRA rank ${summary.rank}, alpha ${summary.alpha}; ${summary.pairs} adapted module(s) (${summary.modules.join(', ')}); ${summary.dtypes.join(', ')}`,
+      ...summary.warnings.map((w) => `  warning: ${w}`),
+      'serve it and score it:',
+      serveHint(summary, name, target.baseModel)
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    ].join('\n'),
+  );
+  if (relative(resolve(out), resolve(dir)) !== '')
+    console.error(`(the archive unpacked into ${relative(out, dir)}/ inside --out)`);
+}
+
+/** `seal checkpoints list|ttl|delete|download` */
+export function registerCheckpoints(program: Command): void {
+  const cmd = program
+    .command('checkpoints')
+    .description(
+      "A Tinker run's checkpoints on the service: list, set or clear their expiry, delete, download as a LoRA adapter",
+    );
+
+  const list = cmd
+    .command('list')
+    .argument('<target>', TARGET_HELP)
+    .description(
+      'List the checkpoints of the training run(s) the target belongs to, with their expiry (* marks those it names)',
+    );
+  addSettingOptions(list, CHECKPOINTS_LIST_SETTINGS);
+  list.action(async (value: string, raw: Record<string, unknown>) => {
+    const flags = CHECKPOINTS_LIST_SETTINGS.ofFlags(raw);
+    const target = resolveTarget(value);
+    const all = await withClient(flags, async (client) => {
+      const found: Checkpoint[] = [];
+      for (const run of target.runs)
+        found.push(...(await notFoundIsUsage(`tinker://${run}`, client.listCheckpoints(run))));
+      return found;
+    });
+    if (flags.json) console.log(JSON.stringify(all, null, 2));
+    else if (all.length === 0) console.log(`no checkpoints on the service for ${target.runs.join(', ')}`);
+    else console.log(checkpointTable(all, new Set(target.paths)));
+  });
+
+  const ttl = cmd
+    .command('ttl')
+    .argument('<target>', TARGET_HELP)
+    .description('Set (--seconds N) or clear (--clear) the expiry of the checkpoints the target names');
+  addSettingOptions(ttl, CHECKPOINTS_TTL_SETTINGS);
+  ttl.action(async (value: string, raw: Record<string, unknown>) => {
+    const flags = CHECKPOINTS_TTL_SETTINGS.ofFlags(raw);
+    if ((flags.seconds === undefined) === (flags.clear === undefined))
+      throw new UsageError('give one of --seconds N (expire N seconds from now) or --clear (never expire).');
+    const target = resolveTarget(value);
+    if (target.paths.length === 0) throw needsCheckpoint(value);
+    const seconds = flags.seconds ?? null;
+    await withClient(flags, async (client) => {
+      for (const path of target.paths) {
+        await notFoundIsUsage(path, client.setCheckpointTtl(path, seconds));
+        console.log(`${path}: ${seconds === null ? 'never expires' : `expires in ${seconds} s`}`);
+      }
+    });
+  });
+
+  const del = cmd
+    .command('delete')
+    .argument('<target>', TARGET_HELP)
+    .description('Delete the checkpoints the target names from the service (only with --yes)');
+  addSettingOptions(del, CHECKPOINTS_DELETE_SETTINGS);
+  del.action(async (value: string, raw: Record<string, unknown>) => {
+    const flags = CHECKPOINTS_DELETE_SETTINGS.ofFlags(raw);
+    const target = resolveTarget(value);
+    if (target.paths.length === 0) throw needsCheckpoint(value);
+    if (!flags.yes)
+      throw new UsageError(
+        `this would delete ${target.paths.join(', ')} from the service for good; add --yes to delete.`,
+      );
+    await withClient(flags, async (client) => {
+      for (const path of target.paths) {
+        await notFoundIsUsage(path, client.deleteCheckpoint(path));
+        console.log(`deleted ${path}`);
+      }
+    });
+  });
+
+  const dl = cmd
+    .command('download')
+    .argument('<target>', `${TARGET_HELP} (a folder: its last sampler weights)`)
+    .description(
+      "Download a checkpoint's archive and unpack it as a LoRA adapter folder (checked) for vllm --enable-lora",
+    );
+  addSettingOptions(dl, CHECKPOINTS_DOWNLOAD_SETTINGS);
+  dl.action(async (value: string, raw: Record<string, unknown>) => {
+    const flags = CHECKPOINTS_DOWNLOAD_SETTINGS.ofFlags(raw);
+    await download(resolveTarget(value), value, flags.out, flags);
+  });
+}
