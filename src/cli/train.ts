@@ -38,8 +38,13 @@ const count = (n: number) =>
 function usageText(r: RoundRecord): string {
   const u = r.usage;
   if (!u) return '';
+  const pct = (n: number) => Math.round((100 * n) / u.promptTokens);
   const cached =
-    u.promptTokens > 0 ? ` (${Math.round((100 * u.cachedPromptTokens) / u.promptTokens)}% cached)` : '';
+    u.promptTokens === 0
+      ? ''
+      : u.cachedPromptTokens !== undefined
+        ? ` (${pct(u.cachedPromptTokens)}% cached)`
+        : ` (${pct(u.sharedPrefixTokens)}% a shared prefix)`;
   const kl = u.klPrefillTokens > 0 ? `, ${count(u.klPrefillTokens)} KL prefill` : '';
   const ratio = r.learner.meanRatio !== undefined ? ` | ratio ${r.learner.meanRatio.toFixed(3)}` : '';
   const cost = u.estimatedCostUsd !== undefined ? ` | ~$${u.estimatedCostUsd.toFixed(4)}` : '';

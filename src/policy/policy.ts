@@ -48,7 +48,12 @@ export interface Completion {
   /** completion token ids and their logprobs, when the backend returns them */
   readonly tokenIds?: readonly number[];
   readonly logprobs?: readonly number[];
-  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
+  readonly usage?: {
+    readonly promptTokens: number;
+    readonly completionTokens: number;
+    /** prompt tokens the backend says it served from its prefix cache, when it says */
+    readonly cachedPromptTokens?: number;
+  };
   readonly latencyMs: number;
 }
 

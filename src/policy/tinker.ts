@@ -203,7 +203,11 @@ export class TinkerPolicy implements Policy {
       promptTokenIds: prompt,
       tokenIds: seq.tokens,
       logprobs: seq.logprobs,
-      usage: { promptTokens: prompt.length, completionTokens: seq.tokens.length },
+      usage: {
+        promptTokens: prompt.length,
+        completionTokens: seq.tokens.length,
+        cachedPromptTokens: res.promptCacheHitTokens,
+      },
       latencyMs: performance.now() - t0,
     };
   }

@@ -240,11 +240,12 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
   const usageCharts = (): ChartSpec[] => [
     chart(
       'usage',
-      'Tokens per round: prompt (solid), prefix-cached prompt, sampled, trained and KL prefill (dashed)',
+      'Tokens per round: prompt (solid); its shared prefix and what the service cached, sampled, trained and KL prefill (dashed)',
       'tokens',
       [
         ...lines((rd) => rd.usage?.promptTokens, ' prompt'),
-        ...lines((rd) => rd.usage?.cachedPromptTokens, ' cached', true),
+        ...lines((rd) => rd.usage?.sharedPrefixTokens, ' shared prefix', true),
+        ...lines((rd) => rd.usage?.cachedPromptTokens, ' cached (service)', true),
         ...lines((rd) => rd.usage?.sampledTokens, ' sampled', true),
         ...lines((rd) => rd.usage?.trainedTokens, ' trained', true),
         ...lines((rd) => rd.usage?.klPrefillTokens, ' KL prefill', true),
@@ -601,7 +602,7 @@ function costFacts(run: LoadedRun): [string, string][] {
   return [
     [
       'tokens',
-      `${sum((u) => u.promptTokens)} prompt (${sum((u) => u.cachedPromptTokens)} a shared prefix), ${sum((u) => u.sampledTokens)} sampled, ${sum((u) => u.trainedTokens)} trained (${sum((u) => u.trainReadTokens)} read by the passes), ${sum((u) => u.klPrefillTokens)} KL prefill${cost}`,
+      `${sum((u) => u.promptTokens)} prompt (${sum((u) => u.sharedPrefixTokens)} a shared prefix${used.some((u) => u.cachedPromptTokens !== undefined) ? `, ${sum((u) => u.cachedPromptTokens ?? 0)} served from the service's cache` : ''}), ${sum((u) => u.sampledTokens)} sampled, ${sum((u) => u.trainedTokens)} trained (${sum((u) => u.trainReadTokens)} read by the passes), ${sum((u) => u.klPrefillTokens)} KL prefill${cost}`,
     ],
   ];
 }

@@ -532,17 +532,20 @@ function roundUsage(
   after: LearnerUsage | undefined,
 ): RoundUsage {
   let promptTokens = 0;
-  let cachedPromptTokens = 0;
+  let sharedPrefixTokens = 0;
   let sampledTokens = 0;
+  let cachedPromptTokens: number | undefined;
   for (const p of played) {
     const t = samplingTokens(p.steps);
     promptTokens += t.prompt;
-    cachedPromptTokens += t.cached;
+    sharedPrefixTokens += t.shared;
     sampledTokens += t.sampled;
+    if (t.cached !== undefined) cachedPromptTokens = (cachedPromptTokens ?? 0) + t.cached;
   }
   const tokens = {
     promptTokens,
-    cachedPromptTokens,
+    sharedPrefixTokens,
+    ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}),
     sampledTokens,
     trainedTokens: learned.stats.tokens,
     trainReadTokens: learned.read,

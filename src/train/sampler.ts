@@ -31,7 +31,13 @@ export class RolloutSampler implements Policy {
       throw new Error(
         `${this.inner.name} returned no token ids and logprobs; training needs a sampler that returns them`,
       );
-    this.steps.push({ promptTokenIds: c.promptTokenIds, tokenIds: c.tokenIds, logprobs: c.logprobs });
+    const cached = c.usage?.cachedPromptTokens;
+    this.steps.push({
+      promptTokenIds: c.promptTokenIds,
+      tokenIds: c.tokenIds,
+      logprobs: c.logprobs,
+      ...(cached !== undefined ? { cachedPromptTokens: cached } : {}),
+    });
     return c;
   }
 }

@@ -13,6 +13,8 @@ export interface SampledStep {
   readonly promptTokenIds: readonly number[];
   readonly tokenIds: readonly number[];
   readonly logprobs: readonly number[];
+  /** prompt tokens the sampler says it served from its prefix cache, when it says */
+  readonly cachedPromptTokens?: number;
 }
 
 interface Building {

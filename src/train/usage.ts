@@ -25,9 +25,11 @@ export interface RoundUsage {
   readonly promptTokens: number;
   /**
    * of those, the start each request's prompt shares with its rollout's context so far (the
-   * previous prompt and completion): what a prefix cache can serve, not what the service says it did
+   * previous prompt and completion): what a prefix cache could serve
    */
-  readonly cachedPromptTokens: number;
+  readonly sharedPrefixTokens: number;
+  /** of those, what the sampler says its prefix cache served (a Tinker service does), when it says */
+  readonly cachedPromptTokens?: number;
   readonly sampledTokens: number;
   /** tokens that carried the policy-gradient loss, and tokens the learner's passes read */
   readonly trainedTokens: number;
@@ -40,30 +42,31 @@ export interface RoundUsage {
   readonly estimatedCostUsd?: number;
 }
 
-/** the prompt, cached-prefix and sampled tokens of one rollout's sample requests, in order */
+/**
+ * The prompt, shared-prefix and sampled tokens of one rollout's sample requests, in order, and the
+ * cached ones the sampler reported (undefined when no step says).
+ */
 export function samplingTokens(steps: readonly SampledStep[]): {
   prompt: number;
-  cached: number;
+  shared: number;
   sampled: number;
+  cached: number | undefined;
 } {
   let prompt = 0;
-  let cached = 0;
+  let shared = 0;
   let sampled = 0;
+  let cached: number | undefined;
   let context: readonly number[] = [];
   for (const s of steps) {
     prompt += s.promptTokenIds.length;
     sampled += s.tokenIds.length;
-    let shared = 0;
-    while (
-      shared < s.promptTokenIds.length &&
-      shared < context.length &&
-      s.promptTokenIds[shared] === context[shared]
-    )
-      shared++;
-    cached += shared;
+    if (s.cachedPromptTokens !== undefined) cached = (cached ?? 0) + s.cachedPromptTokens;
+    let n = 0;
+    while (n < s.promptTokenIds.length && n < context.length && s.promptTokenIds[n] === context[n]) n++;
+    shared += n;
     context = [...s.promptTokenIds, ...s.tokenIds];
   }
-  return { prompt, cached, sampled };
+  return { prompt, shared, sampled, cached };
 }
 
 /** prompt and KL prefills at the prefill price, completions at the sample price, passes' reads at train */

@@ -126,7 +126,9 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     for (const x of rounds) {
       const rows = jsonl(join(out, 'rollouts', `round-000${x.round}.jsonl`));
       expect(x.usage.sampledTokens).toBe(rows.reduce((n, row) => n + row.completionTokens, 0));
-      expect(x.usage.promptTokens).toBeGreaterThan(x.usage.cachedPromptTokens);
+      expect(x.usage.promptTokens).toBeGreaterThan(x.usage.sharedPrefixTokens);
+      // the test server reports no cache hits, but it reports them
+      expect(x.usage.cachedPromptTokens).toBe(0);
       expect(x.usage.trainedTokens).toBe(x.learner.tokens);
       expect(x.usage.requests.asample.count).toBeGreaterThan(0);
       expect(x.usage.estimatedCostUsd).toBeUndefined();
@@ -138,7 +140,7 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
         expect(x.learner.samplerKl).toBeGreaterThanOrEqual(0);
       }
     }
-    expect(rounds.some((x) => x.usage.cachedPromptTokens > 0)).toBe(true);
+    expect(rounds.some((x) => x.usage.sharedPrefixTokens > 0)).toBe(true);
 
     const saved = json(join(out, 'checkpoints', 'round-0002', 'tinker.json'));
     expect(saved).toMatchObject({ format: 'seal-tinker-checkpoint', baseModel: 'Qwen/Qwen3-8B', version: 2 });

@@ -16,13 +16,18 @@ describe('samplingTokens', () => {
       // the window dropped the first message: nothing shared from the start
       step([9, 4, 5, 6, 7, 8], [10, 11, 12]),
     ]);
-    expect(t).toEqual({ prompt: 3 + 7 + 6, cached: 0 + 5 + 0, sampled: 2 + 1 + 3 });
+    expect(t).toEqual({ prompt: 3 + 7 + 6, shared: 0 + 5 + 0, sampled: 2 + 1 + 3, cached: undefined });
   });
 
   it('shares only up to the first difference, and never past the prompt', () => {
-    expect(samplingTokens([step([1, 2, 3], [4]), step([1, 2, 9, 4], [5])]).cached).toBe(2);
-    expect(samplingTokens([step([1, 2, 3], [4, 5]), step([1, 2], [6])]).cached).toBe(2);
-    expect(samplingTokens([])).toEqual({ prompt: 0, cached: 0, sampled: 0 });
+    expect(samplingTokens([step([1, 2, 3], [4]), step([1, 2, 9, 4], [5])]).shared).toBe(2);
+    expect(samplingTokens([step([1, 2, 3], [4, 5]), step([1, 2], [6])]).shared).toBe(2);
+    expect(samplingTokens([])).toEqual({ prompt: 0, shared: 0, sampled: 0, cached: undefined });
+  });
+
+  it('sums the cache hits the sampler reported, where any step reports them', () => {
+    const cachedStep = (prompt: number[], n: number) => ({ ...step(prompt, [7]), cachedPromptTokens: n });
+    expect(samplingTokens([cachedStep([1, 2], 0), cachedStep([1, 2, 7, 3], 3)]).cached).toBe(3);
   });
 });
 

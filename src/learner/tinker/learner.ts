@@ -226,8 +226,10 @@ export class TinkerLearner implements Learner {
     const fresh = data.filter((_, i) => early[i] === undefined);
     if (fresh.length > 0) this.logPrefill(fresh);
     const late = this.prefillAll(fresh);
-    let next = 0;
-    return Promise.all(early.map((p) => p ?? late.then((ls) => ls[next++]!)));
+    // the k-th datum without a head start is the k-th of `fresh`
+    let k = 0;
+    const freshIndex = early.map((p) => (p ? -1 : k++));
+    return Promise.all(early.map((p, i) => p ?? late.then((ls) => ls[freshIndex[i]!]!)));
   }
 
   private prefillAll(data: readonly TrainingDatum[]): Promise<BaseLogprobs> {
