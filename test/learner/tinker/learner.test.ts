@@ -144,6 +144,41 @@ describe('TinkerLearner and TinkerPolicy', { timeout: 120_000 }, () => {
     });
   }
 
+  it('KL prefills started ahead (prepare) are the ones the pass uses: none sent again, the same statistics', async () => {
+    const datum = (shift: number) => ({
+      tokens: [1, 2, 3, 4, 5].map((t) => t + shift),
+      weights: [0, 0, 1, 1, 1],
+      samplingLogprobs: [0, 0, -1, -2, -1.5],
+      advantages: [0, 0, 1, 1, 1],
+    });
+    const loss = { clipEps: 0.2, klCoef: 0.5, temperature: 1 };
+    const prefills = () => server.samples.filter((x) => x.promptLogprobs).length;
+    // a step first, so that the trainer has moved from the base and each datum's KL is its own
+    const moved = async () => {
+      const l = await learner();
+      await l.forwardBackward([datum(30)], { ...loss, klCoef: 0 });
+      await l.optimStep({ lr: 0.05 });
+      return l;
+    };
+    const cold = await moved();
+    const before = prefills();
+    const plain = await cold.forwardBackward([datum(0), datum(7)], loss);
+    expect(prefills() - before).toBe(2);
+    await cold.close();
+
+    const warm = await moved();
+    // one of the two ahead, and one sequence never trained (forgotten, costs only its prefill)
+    warm.prepare([datum(0), datum(20)]);
+    await new Promise((r) => setTimeout(r, 200));
+    const ahead = prefills();
+    const early = await warm.forwardBackward([datum(0), datum(7)], loss);
+    expect(prefills() - ahead).toBe(1);
+    expect(plain.kl).toBeGreaterThan(0);
+    expect(early).toEqual(plain);
+    expect(warm.baseTokens).toBe(15);
+    await warm.close();
+  });
+
   it("a pass's statistics come from the trainer's logprobs of exactly the trained targets", async () => {
     const l = await learner();
     const fb = await l.forwardBackward(
