@@ -92,12 +92,26 @@ export interface OptimStepResult {
 
 /** a learner's running totals (Learner.usage) */
 export interface LearnerUsage {
+  /** the service session the learner works in (a resumed run has a new one) */
+  readonly session?: string;
   /** base-model prefill tokens spent on the KL term */
   readonly klPrefillTokens: number;
   /** requests by kind: how many, their wall time, and the part after the service accepted them */
   readonly requests: Readonly<
     Record<string, { readonly count: number; readonly ms: number; readonly afterAcceptMs: number }>
   >;
+}
+
+/** a service's bill for a run's sessions (Learner.billed) */
+export interface BilledUsage {
+  /** the priced rows' estimated gross cost, USD */
+  readonly costUsd: number;
+  readonly rows: number;
+  /** rows the service has not priced yet (its data lags by hours) */
+  readonly unpriced: number;
+  /** the window asked for, whole UTC hours */
+  readonly startingOn: string;
+  readonly endingBefore: string;
 }
 
 /** A sampler on the learner's current weights; `close` frees what it holds (threads). */
@@ -143,6 +157,11 @@ export interface Learner {
   prepare?(data: readonly TrainingDatum[]): void;
   /** what the learner has spent so far, where it can say (a remote learner): counters, never reset */
   usage?(): LearnerUsage;
+  /**
+   * What the service bills the given sessions (LearnerUsage.session) from `from` to now, where a
+   * remote learner's service says: rows it priced, and how many it has not priced yet
+   */
+  billed?(sessions: readonly string[], from: Date): Promise<BilledUsage>;
   /**
    * writes weights and optimiser state into `dir` so that `restore(dir)` continues exactly;
    * `keep: false` lets a learner that stores checkpoints elsewhere let this one expire once a later

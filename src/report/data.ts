@@ -591,8 +591,19 @@ function facts(run: LoadedRun): [string, string][] {
 
 /** what the completed rounds spent, where the rounds recorded it */
 function costFacts(run: LoadedRun): [string, string][] {
+  const b = run.finished?.billing;
+  const billed: [string, string][] = !b
+    ? []
+    : 'unavailable' in b
+      ? [['billed', `not read from the service (${b.unavailable})`]]
+      : [
+          [
+            'billed',
+            `$${b.costUsd.toFixed(2)} by the service for the run's sessions, ${b.startingOn} to ${b.endingBefore}, as it stated when the run ended (${b.rows} usage rows${b.unpriced > 0 ? `, ${b.unpriced} not priced yet` : ''}; its data lags by hours)`,
+          ],
+        ];
   const used = run.rounds.flatMap((rd) => (rd.usage ? [rd.usage] : []));
-  if (used.length === 0) return [];
+  if (used.length === 0) return billed;
   const sum = (pick: (u: (typeof used)[number]) => number) => used.reduce((n, u) => n + pick(u), 0);
   const priced = used.filter((u) => u.estimatedCostUsd !== undefined);
   const cost =
@@ -604,6 +615,7 @@ function costFacts(run: LoadedRun): [string, string][] {
       'tokens',
       `${sum((u) => u.promptTokens)} prompt (${sum((u) => u.sharedPrefixTokens)} a shared prefix${used.some((u) => u.cachedPromptTokens !== undefined) ? `, ${sum((u) => u.cachedPromptTokens ?? 0)} served from the service's cache` : ''}), ${sum((u) => u.sampledTokens)} sampled, ${sum((u) => u.trainedTokens)} trained (${sum((u) => u.trainReadTokens)} read by the passes), ${sum((u) => u.klPrefillTokens)} KL prefill${cost}`,
     ],
+    ...billed,
   ];
 }
 

@@ -13,6 +13,7 @@
  */
 
 import { Semaphore } from '../util/semaphore.js';
+import { type BilledCost, billedCost } from './billing.js';
 import {
   type ArchiveUrl,
   checkpointArchiveUrl,
@@ -274,6 +275,14 @@ export class TinkerClient {
   /** the signed URL the checkpoint's archive (a tar) downloads from, and when it expires */
   checkpointArchiveUrl(path: string, call: CallOptions = {}): Promise<ArchiveUrl> {
     return checkpointArchiveUrl(this.session.transport, path, this.deadline(call));
+  }
+
+  /**
+   * What the service bills `sessions` (this one's id, and earlier ones of the same run) over the
+   * whole UTC hours around [from, to); a key without billing access gets the service's refusal
+   */
+  billedCost(sessions: readonly string[], from: Date, to: Date, call: CallOptions = {}): Promise<BilledCost> {
+    return billedCost(this.session.transport, new Set(sessions), from, to, this.deadline(call));
   }
 
   /** stops the heartbeat; the server frees the session's resources when it times out */

@@ -554,6 +554,7 @@ function roundUsage(
   const prices = { prefill: c.pricePrefill, sample: c.priceSample, train: c.priceTrain };
   return {
     ...tokens,
+    ...(after?.session !== undefined ? { session: after.session } : {}),
     ...(after ? { requests: timesSince(after.requests, before?.requests ?? {}) } : {}),
     ...(hasPrices(prices) ? { estimatedCostUsd: estimateCost(tokens, prices) } : {}),
   };

@@ -21,6 +21,7 @@
  */
 import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { Summary } from '../eval/summary.js';
+import type { BilledUsage } from '../learner/learner.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import type { Label } from '../seal/labels.js';
 import type { ProfileSnapshot } from '../seal/profile.js';
@@ -133,6 +134,11 @@ export interface RunFinished {
   /** wall time of the strict evaluations; `null` when the start one was reused from the cache */
   readonly evalStartMs?: number | null;
   readonly evalFinalMs?: number;
+  /**
+   * a remote learner's bill for the run's sessions as the service stated it when the run ended
+   * (its data lags by hours: `unpriced` rows are not in the cost yet), or why it could not be read
+   */
+  readonly billing?: BilledUsage | { readonly unavailable: string };
 }
 
 /** aggregate statistics of one round's rollouts */

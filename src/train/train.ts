@@ -138,14 +138,40 @@ async function runToEnd(
     evalFinalMs = performance.now() - t0;
     hooks.log(`final: average ${final.summary.average.toFixed(2)}`);
   }
+  const billing = learner.billed ? await billingOf(run, learner, manifest.started, hooks.log) : undefined;
   const finished: RunFinished = {
     finished: new Date().toISOString(),
     rounds: c.rounds,
     ...(evalStartMs !== undefined ? { evalStartMs } : {}),
     ...(evalFinalMs !== undefined ? { evalFinalMs } : {}),
+    ...(billing ? { billing } : {}),
   };
   writeJsonAtomic(run.path(RUN_FILES.finished), finished);
   return { dir: run.dir, ...(start ? { start } : {}), ...(final ? { final } : {}), rounds: c.rounds };
+}
+
+/**
+ * The service's bill for the sessions the run's rounds worked in, since it started; a service that
+ * will not say (no billing access, no such route) costs the run nothing but a line.
+ */
+async function billingOf(
+  run: RunFolder,
+  learner: Learner,
+  started: string,
+  log: (line: string) => void,
+): Promise<RunFinished['billing']> {
+  const sessions = [...new Set(run.rounds().flatMap((r) => (r.usage?.session ? [r.usage.session] : [])))];
+  try {
+    const b = await learner.billed!(sessions, new Date(started));
+    log(
+      `the service bills this run's sessions $${b.costUsd.toFixed(2)} so far (${b.rows} usage rows${b.unpriced > 0 ? `, ${b.unpriced} not priced yet` : ''}; its data lags by up to a few hours)`,
+    );
+    return b;
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    log(`the service's billing could not be read (${why}); the rounds' estimates stand`);
+    return { unavailable: why };
+  }
 }
 
 /** the run record's fields that do not depend on the learner */

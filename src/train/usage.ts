@@ -36,6 +36,8 @@ export interface RoundUsage {
   readonly trainReadTokens: number;
   /** base-model prefill tokens for the KL term */
   readonly klPrefillTokens: number;
+  /** the service session the learner worked in (a remote learner's) */
+  readonly session?: string;
   /** the learner's requests by kind (a remote learner's), this round */
   readonly requests?: Readonly<Record<string, RouteTime>>;
   /** estimated from the prices the config gives, USD; absent without prices */

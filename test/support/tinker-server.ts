@@ -200,6 +200,12 @@ export interface TinkerServerOptions {
    */
   readonly jwt?: { readonly ttlSeconds: number };
   /**
+   * The billing usage route: rows per session and usage type (prefill, sample, training) for the
+   * tokens this server ran, priced at `usdPerMillion` (hosted flavour); 'forbidden': a 403, as for
+   * a key without billing view access. Default: no such route (404).
+   */
+  readonly billing?: { readonly usdPerMillion: number } | 'forbidden';
+  /**
    * The archive route: a 302 to a signed URL this server serves (default), the 200 JSON form
    * `{url, expires}`, or the archive itself; the tar gzipped or not; `files` changes what it holds
    * (a broken adapter)
@@ -508,6 +514,14 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       case 'forward_backward':
       case 'forward':
         m.passes.push({ route, seqId: fwd!.seq_id, input: fwd!.forward_backward_input });
+        bill(
+          m.id.split(':train:')[0]!,
+          'training',
+          fwd!.forward_backward_input.data.reduce(
+            (n, d) => n + d.model_input.chunks.reduce((k, c) => k + ('tokens' in c ? c.tokens.length : 0), 0),
+            0,
+          ),
+        );
         return { result: runPass(m, fwd!, route === 'forward_backward'), proto: 'fwdbwd' };
       case 'optim_step': {
         const lr = Number((body.adam_params as { learning_rate?: number })?.learning_rate ?? 1e-4);
@@ -679,7 +693,46 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     const promptLogprobs = body.prompt_logprobs
       ? [null, ...model.logprobs(prompt.slice(0, -1), prompt.slice(1), weights).map(Math.fround)]
       : null;
+    if (typeof body.sampling_session_id === 'string') {
+      const session = body.sampling_session_id.split(':sample:')[0]!;
+      bill(session, 'sampling_prefill', prompt.length);
+      bill(
+        session,
+        'sampling_sample',
+        sequences.reduce((n, q) => n + q.tokens.length, 0),
+      );
+    }
     return { sequences, prompt_logprobs: promptLogprobs, prompt_cache_hit_tokens: 0 };
+  }
+
+  // ---- billing ---------------------------------------------------------------------------------
+
+  /** tokens run per session and usage type, for the billing route */
+  const billed = new Map<string, Map<string, number>>();
+  function bill(session: string, type: string, tokens: number): void {
+    const s = billed.get(session) ?? new Map<string, number>();
+    s.set(type, (s.get(type) ?? 0) + tokens);
+    billed.set(session, s);
+  }
+
+  function billingRoute(query: URLSearchParams): { status: number; body: unknown } {
+    const b = opts.billing;
+    if (b === undefined) return { status: 404, body: { detail: 'Not Found: billing/usage/events' } };
+    if (b === 'forbidden') return { status: 403, body: { detail: 'billing view access required' } };
+    const from = Date.parse(query.get('starting_on') ?? '');
+    const to = Date.parse(query.get('ending_before') ?? '');
+    const hour = 3_600_000;
+    if (!(from % hour === 0 && to % hour === 0 && to > from && to - from <= 14 * 24 * hour))
+      return { status: 400, body: { detail: 'a window of whole UTC hours, at most 14 days' } };
+    const data = [...billed].flatMap(([session, types]) =>
+      [...types].map(([type, tokens]) => ({
+        type,
+        session_id: session,
+        event_info: { token_count: tokens },
+        estimated_cost_usd: (tokens * b.usdPerMillion) / 1e6,
+      })),
+    );
+    return { status: 200, body: { data, sessions: {}, cost_data_through: null } };
   }
 
   // ---- routes ----------------------------------------------------------------------------------
@@ -883,7 +936,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     route: string,
     method: string,
     body: Record<string, unknown>,
-    raw: { fwd?: ForwardBackwardRequestJson },
+    raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams },
     accept: string,
     fault: Fault | undefined,
   ): Promise<Answer> {
@@ -1032,6 +1085,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       case 'retrieve_future':
         return retrieve(body, accept);
       default:
+        if (route === 'billing/usage/events') return billingRoute(raw.query ?? new URLSearchParams());
         if (route.startsWith('training_runs/')) return checkpointRoute(route, method, body);
         if (route.startsWith('signed/')) return signedRoute(route);
         if (route.startsWith('oai/')) return oaiRoute(route, method, body);
@@ -1069,7 +1123,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         res.end(JSON.stringify(body ?? null));
       };
       let body: Record<string, unknown> = {};
-      const raw: { fwd?: ForwardBackwardRequestJson } = {};
+      const raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams } = { query: url.searchParams };
       try {
         if (contentType.includes(PROTO_CONTENT_TYPE)) {
           if (route !== 'forward_backward')

@@ -62,6 +62,7 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     server = await startTinkerServer({
       model: oracle,
       apiKey: ENV.TINKER_API_KEY,
+      billing: { usdPerMillion: 2 },
       fault: (c): Fault | undefined => {
         // while a run is to be killed, round 2's checkpoint is held back: it cannot commit first
         if (
@@ -141,6 +142,11 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
       }
     }
     expect(rounds.some((x) => x.usage.sharedPrefixTokens > 0)).toBe(true);
+    // the service's own bill for the run's session, read when the run ended
+    const billing = json(join(out, 'finished.json')).billing;
+    expect(billing.rows).toBeGreaterThan(0);
+    expect(billing.costUsd).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(/the service bills this run's sessions \$\d+\.\d\d so far/);
 
     const saved = json(join(out, 'checkpoints', 'round-0002', 'tinker.json'));
     expect(saved).toMatchObject({ format: 'seal-tinker-checkpoint', baseModel: 'Qwen/Qwen3-8B', version: 2 });
@@ -265,6 +271,10 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
       signedBy({ ...loaded, step: 0, lrs: [] }),
     ]);
     expect(existsSync(join(out, 'finished.json'))).toBe(true);
+    // the bill covers both sessions the run worked in: the killed one and the resumed one
+    const sessions = new Set(jsonl(join(out, 'rounds.jsonl')).map((x) => x.usage.session));
+    expect(sessions.size).toBe(2);
+    expect(json(join(out, 'finished.json')).billing.rows).toBeGreaterThanOrEqual(2 * 2);
   });
 
   it('--dry-run prints one round of requests and tokens without a key or a request', async () => {

@@ -21,6 +21,7 @@ import type { LossSpec, TinkerDatum } from '../../tinker/datums.js';
 import { writeJsonAtomic } from '../../util/files.js';
 import type {
   AdamParams,
+  BilledUsage,
   ChatText,
   CrossEntropyLoss,
   CrossEntropyResult,
@@ -248,7 +249,15 @@ export class TinkerLearner implements Learner {
   }
 
   usage(): LearnerUsage {
-    return { klPrefillTokens: this.baseTokens, requests: this.opts.client.times.snapshot() };
+    return {
+      session: this.opts.client.sessionId,
+      klPrefillTokens: this.baseTokens,
+      requests: this.opts.client.times.snapshot(),
+    };
+  }
+
+  billed(sessions: readonly string[], from: Date): Promise<BilledUsage> {
+    return this.opts.client.billedCost(sessions, from, new Date());
   }
 
   /** the KL prefills of data a later forwardBackward will get, started now */
