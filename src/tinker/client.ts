@@ -44,6 +44,7 @@ import {
   sampleRequest,
   samplingParams,
   wireData,
+  zstdEncoded,
 } from './requests.js';
 import {
   type Checkpoint,
@@ -355,7 +356,9 @@ export class TinkerClient {
     opts: { what: string; signal: AbortSignal; idempotencyKey: string },
   ): Promise<HttpAnswer> {
     const wire = this.fwdWire;
-    const encoded = encodeForwardBackward(req, wire, forwardOnly);
+    const plain = encodeForwardBackward(req, wire, forwardOnly);
+    // compressed once here, so every retry resends the same bytes
+    const encoded = this.session.config.protoCompressFwdbwd ? await zstdEncoded(plain) : plain;
     try {
       return await this.session.transport.send('POST', encoded.route, encoded, opts);
     } catch (e) {

@@ -217,6 +217,7 @@ export class TinkerTransport {
       ...this.opts.headers,
       ...(key ? { 'X-API-Key': key } : {}),
       ...(request ? { 'Content-Type': request.contentType } : {}),
+      ...(request?.contentEncoding ? { 'Content-Encoding': request.contentEncoding } : {}),
       ...(opts.idempotencyKey ? { 'X-Idempotency-Key': opts.idempotencyKey } : {}),
       ...opts.headers,
     };

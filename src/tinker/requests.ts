@@ -13,12 +13,15 @@ import type {
   WireDatum,
   WireSamplingParams,
 } from './schemas.js';
+import { zstdCompress } from './zstd.js';
 
 /** one encoded request: the route under `/api/v1/`, its body and content type */
 export interface EncodedRequest {
   readonly route: string;
   readonly body: string | Uint8Array;
   readonly contentType: string;
+  /** the body is compressed (sent as `Content-Encoding`) */
+  readonly contentEncoding?: 'zstd';
 }
 
 export function forwardBackwardRequest(
@@ -130,6 +133,16 @@ export function sampleRequest(args: {
     topk_prompt_logprobs: args.topkPromptLogprobs,
     type: 'sample',
   };
+}
+
+/**
+ * A protobuf forward_backward body compressed with zstd, as the SDK sends it when the server's
+ * client config sets `proto_compress_fwdbwd`. JSON bodies are never compressed (nor does the SDK).
+ */
+export async function zstdEncoded(req: EncodedRequest): Promise<EncodedRequest> {
+  if (req.contentType !== PROTO_CONTENT_TYPE || typeof req.body === 'string' || req.contentEncoding)
+    return req;
+  return { ...req, body: await zstdCompress(req.body), contentEncoding: 'zstd' };
 }
 
 export function json(route: string, body: unknown): EncodedRequest {

@@ -4,7 +4,10 @@
  * `{error, category}` failures, the full client config) or of SkyRL's server (`'skyrl'`: long polls
  * ending in 408, 400 `{detail}` failures, `future_id`, the stub config, `elementwise_loss` outputs
  * and no metrics), with both wire forms (JSON, and protobuf forward_backward bodies and results when
- * `Accept` asks for them).
+ * `Accept` asks for them). A body sent with `Content-Encoding: zstd` is decompressed before
+ * anything reads it, on any route and whatever the config says: both services take zstd
+ * forward_backward bodies without being asked (the hosted one in a middleware in front of its
+ * routes). `compressFwdbwd` makes client/config ask for them. Any other content encoding gets a 415.
  *
  * Training requests are run strictly in seq_id order per model: a later seq_id waits for the gap
  * before it to fill; the same seq_id with the same body is the same request (its future, or a new
@@ -43,6 +46,7 @@ import type {
   WireDatum,
 } from '../../src/tinker/schemas.js';
 import type { TinkerClientOptions } from '../../src/tinker/session.js';
+import { zstdDecompress } from '../../src/tinker/zstd.js';
 import { tarOf, testAdapterFiles } from './adapter-files.js';
 
 export type Flavour = 'hosted' | 'skyrl';
@@ -181,6 +185,8 @@ export interface TinkerServerOptions {
   readonly fwdbwdForms?: { readonly json?: boolean; readonly proto?: boolean };
   /** client config overrides (hosted flavour) */
   readonly clientConfig?: Readonly<Record<string, unknown>>;
+  /** client/config sets `proto_compress_fwdbwd` (hosted flavour; SkyRL's config does not carry it) */
+  readonly compressFwdbwd?: boolean;
   readonly fault?: (ctx: FaultContext) => Fault | undefined;
   /**
    * A training clock, as the hosted service runs training in lock-step cycles: training requests
@@ -277,6 +283,11 @@ export interface RequestRecord {
   readonly refused?: boolean;
   /** sha256 of the body's bytes, to tell a resend of the same body */
   readonly bodySha?: string;
+  /** the body's `Content-Encoding`, when it had one */
+  readonly contentEncoding?: string;
+  /** the body's size as it came over the wire, and decompressed */
+  readonly wireBytes?: number;
+  readonly bodyBytes?: number;
   /** when it arrived (performance.now() of this process), to order it against `Model.ran` */
   readonly at?: number;
 }
@@ -743,7 +754,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       : {
           pjwt_auth_enabled: false,
           parallel_fwdbwd_chunks: true,
-          proto_compress_fwdbwd: false,
+          proto_compress_fwdbwd: opts.compressFwdbwd ?? false,
           fwdbwd_max_chunk_len: 1024,
           fwdbwd_max_chunk_bytes_count: 5_000_000,
           billing_exception_max_pause_duration_sec: 3600,
@@ -1107,7 +1118,9 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         : url.pathname.replace(/^\/api\/v1\//, '').replace(/^\/signed\//, 'signed/');
       const contentType = String(req.headers['content-type'] ?? '');
       const accept = String(req.headers.accept ?? '');
-      const rawBody = await readBody(req);
+      const wireBody = await readBody(req);
+      const contentEncoding = req.headers['content-encoding']?.trim().toLowerCase() || undefined;
+      const encoded = contentEncoding !== undefined ? { contentEncoding } : {};
       const send = (
         status: number,
         body: unknown,
@@ -1124,12 +1137,38 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       };
       let body: Record<string, unknown> = {};
       const raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams } = { query: url.searchParams };
+      let rawBody = wireBody;
+      if (contentEncoding !== undefined && contentEncoding !== 'identity') {
+        if (contentEncoding !== 'zstd') {
+          requests.push({
+            route,
+            method: req.method ?? 'POST',
+            contentType,
+            accept,
+            ...encoded,
+            refused: true,
+          });
+          return send(415, { detail: `Unsupported content encoding: ${contentEncoding}` });
+        }
+        try {
+          rawBody = Buffer.from(await zstdDecompress(new Uint8Array(wireBody)));
+        } catch (e) {
+          return send(400, { detail: `bad zstd body: ${(e as Error).message}` });
+        }
+      }
       try {
         if (contentType.includes(PROTO_CONTENT_TYPE)) {
           if (route !== 'forward_backward')
             return send(415, { detail: 'protobuf bodies are read on forward_backward only' });
           if (!forms.proto) {
-            requests.push({ route, method: req.method ?? 'POST', contentType, accept, refused: true });
+            requests.push({
+              route,
+              method: req.method ?? 'POST',
+              contentType,
+              accept,
+              ...encoded,
+              refused: true,
+            });
             return send(415, { detail: 'Unsupported media type: application/x-protobuf' });
           }
           const decoded = decodeForwardBackwardRequest(new Uint8Array(rawBody));
@@ -1140,7 +1179,14 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           body = JSON.parse(rawBody.toString('utf8')) as Record<string, unknown>;
           if (route === 'forward_backward') {
             if (!forms.json) {
-              requests.push({ route, method: req.method ?? 'POST', contentType, accept, refused: true });
+              requests.push({
+                route,
+                method: req.method ?? 'POST',
+                contentType,
+                accept,
+                ...encoded,
+                refused: true,
+              });
               return send(415, { detail: 'forward_backward takes application/x-protobuf' });
             }
             raw.fwd = body as unknown as ForwardBackwardRequestJson;
@@ -1165,7 +1211,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           contentType,
           accept,
           ...(typeof body.seq_id === 'number' ? { seqId: body.seq_id } : {}),
-          bodySha: createHash('sha256').update(rawBody).digest('hex'),
+          bodySha: createHash('sha256').update(wireBody).digest('hex'),
+          ...encoded,
+          wireBytes: wireBody.length,
+          bodyBytes: rawBody.length,
           at: performance.now(),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
