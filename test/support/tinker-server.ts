@@ -213,6 +213,11 @@ export interface RequestRecord {
   readonly refused?: boolean;
   /** sha256 of the body's bytes, to tell a resend of the same body */
   readonly bodySha?: string;
+  /**
+   * forward_backward and forward: the body as the server read it (a protobuf body decoded to the
+   * JSON form), so a test can recompute the loss from what reached the socket
+   */
+  readonly fwdbwd?: ForwardBackwardRequestJson;
 }
 
 export interface TinkerTestServer {
@@ -867,6 +872,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           accept,
           ...(typeof body.seq_id === 'number' ? { seqId: body.seq_id } : {}),
           bodySha: createHash('sha256').update(rawBody).digest('hex'),
+          ...(raw.fwd ? { fwdbwd: raw.fwd } : {}),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
             ? { requestType: req.headers['x-tinker-request-type'] }
