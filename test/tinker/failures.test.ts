@@ -113,6 +113,17 @@ describe('Tinker client survives', () => {
     expect(new Set(sends.map((r) => r.idempotencyKey)).size).toBe(1);
     expect(new Set(sends.map((r) => r.bodySha)).size).toBe(1);
     expect(s.models.get(t.modelId)!.ran).toEqual([{ seqId: 1, route: 'forward_backward' }]);
+    // and another request, another key: a server that has seen a key answers with that request's result
+    await t.optimStep();
+    const byKey = new Map<string, Set<string>>();
+    for (const r of s.requests)
+      if (r.idempotencyKey)
+        byKey.set(
+          r.idempotencyKey,
+          (byKey.get(r.idempotencyKey) ?? new Set()).add(`${r.route} ${r.bodySha}`),
+        );
+    expect(byKey.size).toBeGreaterThanOrEqual(4); // session, model, forward_backward, optim_step at least
+    for (const [key, requests] of byKey) expect([...requests], key).toHaveLength(1);
   });
 
   it('409 resent as the SDK does, and x-should-retry obeyed both ways', async () => {
