@@ -191,6 +191,18 @@ describe('seal train: the run folder', { timeout: 600_000 }, () => {
     expect(lines.map((l) => JSON.parse(l).round)).toEqual([1, 2]);
   });
 
+  it('the rounds.jsonl line torn by a kill in its append: resume writes it whole, the next after it', async () => {
+    const dir = copy(half);
+    const p = join(dir, 'rounds.jsonl');
+    const line = readFileSync(p, 'utf8').trimEnd();
+    writeFileSync(p, line.slice(0, line.length >> 1));
+    const r = await seal(['train', '--resume', dir, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    // every line whole (a line appended behind the torn one would not parse)
+    const lines = readFileSync(p, 'utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).round)).toEqual([1, 2]);
+  });
+
   it('state.json deleted: refused, naming the recorded rounds, instead of starting over', async () => {
     const msg = await refused(
       done,
