@@ -36,6 +36,7 @@ import type { Label } from '../seal/labels.js';
 import { FailureProfile, type ProfileSnapshot } from '../seal/profile.js';
 import { anchorData } from './anchor.js';
 import { type TrainConfig, toolFormat } from './config.js';
+import { crashPoint } from './crash-points.js';
 import { type RolloutCredit, roundCredit, stepAdvantages } from './credit.js';
 import {
   groupRewards,
@@ -419,6 +420,7 @@ async function saveRound(ctx: LoopContext, plan: RunPlan, round: number): Promis
   // the run where the learner lets the others expire
   const keep = round % c.saveEvery === 0 || round === c.rounds;
   await learner.save(run.path(checkpoint), { keep });
+  crashPoint(round, 'checkpoint');
   const due =
     c.validateEvery > 0 && c.validationTasks > 0 && (round % c.validateEvery === 0 || round === c.rounds);
   if (!due) return { checkpoint, validation: undefined, validationMs: 0 };
@@ -438,6 +440,7 @@ async function saveRound(ctx: LoopContext, plan: RunPlan, round: number): Promis
     `${RUN_FILES.validationDir}/${roundName(round)}`,
     round,
   );
+  crashPoint(round, 'validation');
   return { checkpoint, validation, validationMs: performance.now() - tVal };
 }
 
@@ -470,6 +473,7 @@ function recordRound(
   const envMs = played.reduce((s, p) => s + (p.totalMs - p.sampleMs), 0) + r.diagMs;
   const rows = rolloutRecords(r.round, r.sampled.version, played, r.credit);
   ctx.run.writeRollouts(r.round, rows);
+  crashPoint(r.round, 'rollouts');
   const shows = plan.switches.interface;
   const record = roundRecord({
     round: r.round,
@@ -525,6 +529,7 @@ function commitRound(
   };
   ctx.run.commit(state);
   ctx.run.pruneCheckpoints(r.checkpoint);
+  crashPoint(record.round, 'pruned');
   ctx.hooks.onRound?.(record);
   return state;
 }
