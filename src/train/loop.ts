@@ -46,6 +46,7 @@ import type { Label } from '../seal/labels.js';
 import { FailureProfile, type ProfileSnapshot } from '../seal/profile.js';
 import { anchorData } from './anchor.js';
 import { type TrainConfig, toolFormat } from './config.js';
+import { crashPoint } from './crash-points.js';
 import { type RolloutCredit, roundCredit, stepAdvantages } from './credit.js';
 import {
   type LearnerStats,
@@ -581,11 +582,12 @@ interface Saved {
 }
 
 /** The round's checkpoint: what a resume needs. */
-function saveCheckpoint(ctx: LoopContext, round: number, checkpoint: string): Promise<void> {
+async function saveCheckpoint(ctx: LoopContext, round: number, checkpoint: string): Promise<void> {
   const { config: c, learner, run } = ctx;
   // only every saveEvery-th and the last outlive the run where the learner lets the others expire
   const keep = round % c.saveEvery === 0 || round === c.rounds;
-  return learner.save(run.path(checkpoint), { keep });
+  await learner.save(run.path(checkpoint), { keep });
+  crashPoint(round, 'checkpoint');
 }
 
 /** 6. Validate the saved policy every k rounds (and after the last). */
@@ -615,6 +617,7 @@ async function validateRound(
     `${RUN_FILES.validationDir}/${roundName(round)}`,
     round,
   );
+  crashPoint(round, 'validation');
   return { checkpoint, validation, validationMs: performance.now() - tVal };
 }
 
@@ -648,6 +651,7 @@ function recordRound(
   const envMs = played.reduce((s, p) => s + (p.totalMs - p.sampleMs), 0) + r.diagMs;
   const rows = rolloutRecords(r.round, r.sampled.version, played, r.credit);
   ctx.run.writeRollouts(r.round, rows);
+  crashPoint(r.round, 'rollouts');
   const shows = plan.switches.interface;
   const record = roundRecord({
     round: r.round,
@@ -699,6 +703,7 @@ function commitRound(
   };
   ctx.run.commit(state);
   ctx.run.pruneCheckpoints([r.checkpoint, r.nextSampler?.checkpoint ?? null]);
+  crashPoint(record.round, 'pruned');
   ctx.hooks.onRound?.(record);
   return state;
 }

@@ -12,6 +12,7 @@ import type { FailureProfileJSON } from '../seal/profile.js';
 import { UserError } from '../util/errors.js';
 import { appendJsonLine, readJsonLines, writeJsonAtomic, writeJsonLines } from '../util/files.js';
 import { prepareOutDir } from '../util/out-dir.js';
+import { crashPoint } from './crash-points.js';
 import {
   type RolloutRecord,
   type RoundRecord,
@@ -157,7 +158,9 @@ export class RunFolder {
 
   commit(state: TrainState): void {
     writeJsonAtomic(this.path(RUN_FILES.state), state);
+    crashPoint(state.round, 'state');
     if (state.lastRound) appendJsonLine(this.path(RUN_FILES.rounds), state.lastRound);
+    crashPoint(state.round, 'line');
   }
 
   /** the completed rounds; with `state`, rounds.jsonl is first made to agree with it */

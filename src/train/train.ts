@@ -304,6 +304,10 @@ export async function resumeTraining(
         ],
       });
     }
+    // a kill after a commit and before its prune leaves the previous checkpoint (a kill inside a
+    // round, that round's own): only the committed one stays, also when no round is left to run
+    // (and, off-policy, the checkpoint the next round samples from)
+    run.pruneCheckpoints([state?.checkpoint ?? null, state?.nextSampler?.checkpoint ?? null]);
     const from = state?.checkpoint ? run.path(state.checkpoint) : undefined;
     // Tinker: a new model on the service whose first request loads the last round's saved state
     const learner = kernels

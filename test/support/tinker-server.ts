@@ -290,6 +290,11 @@ export interface RequestRecord {
   readonly bodyBytes?: number;
   /** when it arrived (performance.now() of this process), to order it against `Model.ran` */
   readonly at?: number;
+  /**
+   * forward_backward and forward: the body as the server read it (a protobuf body decoded to the
+   * JSON form), so a test can recompute the loss from what reached the socket
+   */
+  readonly fwdbwd?: ForwardBackwardRequestJson;
 }
 
 /** one asample request the server ran: what it named, and the weights that answered */
@@ -1216,6 +1221,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           wireBytes: wireBody.length,
           bodyBytes: rawBody.length,
           at: performance.now(),
+          ...(raw.fwd ? { fwdbwd: raw.fwd } : {}),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
             ? { requestType: req.headers['x-tinker-request-type'] }

@@ -115,6 +115,17 @@ describe('Tinker client survives', () => {
     expect(s.models.get(t.modelId)!.ran.map(({ seqId, route }) => ({ seqId, route }))).toEqual([
       { seqId: 1, route: 'forward_backward' },
     ]);
+    // and another request, another key: a server that has seen a key answers with that request's result
+    await t.optimStep();
+    const byKey = new Map<string, Set<string>>();
+    for (const r of s.requests)
+      if (r.idempotencyKey)
+        byKey.set(
+          r.idempotencyKey,
+          (byKey.get(r.idempotencyKey) ?? new Set()).add(`${r.route} ${r.bodySha}`),
+        );
+    expect(byKey.size).toBeGreaterThanOrEqual(4); // session, model, forward_backward, optim_step at least
+    for (const [key, requests] of byKey) expect([...requests], key).toHaveLength(1);
   });
 
   it('409 resent as the SDK does, and x-should-retry obeyed both ways', async () => {

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -19,13 +20,31 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildDist, ROOT, seal } from '../support/cli.js';
+import { buildDist, ROOT, run, seal } from '../support/cli.js';
 import { tinyTrainFlags } from '../support/tiny-run.js';
 
 /** the smallest run that still has every kind of file: 2 rounds, a validation, no full evaluations */
 const TINY = tinyTrainFlags({ validateEvery: 1, kernels: 'wasm' });
 
 type Run = { code: number; stdout: string; stderr: string };
+
+/** the unprivileged user a root test process runs a permission case as */
+const NOBODY = 65534;
+
+/** `seal` as another user (the test process must be root to switch) */
+async function sealAs(uid: number, args: readonly string[], env: Record<string, string>): Promise<Run> {
+  try {
+    const r = await run('node', [join(ROOT, 'bin', 'seal.js'), ...args], {
+      uid,
+      gid: uid,
+      env: { ...process.env, ...env },
+    });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
 
 function expectUserError(r: Run, message: RegExp): void {
   expect(r.code, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(2);
@@ -135,16 +154,18 @@ describe('seal train: the run folder', { timeout: 600_000 }, () => {
       expectUserError(await seal(['train', '--out', '/proc/x/run', ...TINY]), /on the proc file system/);
       expect(Date.now() - t0).toBeLessThan(60_000);
     }
-    // root writes anywhere: the permission case needs an ordinary user
-    if (process.getuid?.() !== 0) {
-      const ro = join(root, 'read-only');
-      mkdirSync(ro, { mode: 0o555 });
-      expectUserError(
-        await seal(['train', '--out', join(ro, 'run'), ...TINY]),
-        /cannot write in .*read-only/,
-      );
-      expect(readdirSync(ro)).toEqual([]);
-    }
+    // a folder it cannot write: root writes anywhere, so as root the seal process runs as nobody
+    const open = mkdtempSync(join(tmpdir(), 'seal-perm-'));
+    chmodSync(open, 0o755);
+    const ro = join(open, 'read-only');
+    mkdirSync(ro, { mode: 0o555 });
+    const args = ['train', '--out', join(ro, 'run'), ...TINY];
+    expectUserError(
+      process.getuid?.() === 0 ? await sealAs(NOBODY, args, { HOME: open }) : await seal(args),
+      /cannot write in .*read-only \(permission denied\)/,
+    );
+    expect(readdirSync(ro)).toEqual([]);
+    rmSync(open, { recursive: true, force: true });
     // a run folder given as --out of a new run
     const before = files(done);
     expectUserError(
@@ -167,6 +188,18 @@ describe('seal train: the run folder', { timeout: 600_000 }, () => {
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(join(dir, '.lock'))).toBe(false);
     const lines = readFileSync(join(dir, 'rounds.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).round)).toEqual([1, 2]);
+  });
+
+  it('the rounds.jsonl line torn by a kill in its append: resume writes it whole, the next after it', async () => {
+    const dir = copy(half);
+    const p = join(dir, 'rounds.jsonl');
+    const line = readFileSync(p, 'utf8').trimEnd();
+    writeFileSync(p, line.slice(0, line.length >> 1));
+    const r = await seal(['train', '--resume', dir, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    // every line whole (a line appended behind the torn one would not parse)
+    const lines = readFileSync(p, 'utf8').trim().split('\n');
     expect(lines.map((l) => JSON.parse(l).round)).toEqual([1, 2]);
   });
 

@@ -3,6 +3,12 @@
  * definitions (sums over tokens; test/support/tinkerLoss.ts), give the embedded learner's gradient
  * on the same rollouts. Checked on the shipped embedded checkpoint, in the float32 the learner
  * trains in, with rollouts the embedded policy plays on the mini suite as `seal train` plays them.
+ *
+ * The wire is the truth: the same comparison from the forward_backward bodies the Tinker test
+ * server received from a TinkerLearner, in both wire forms (JSON and protobuf), every chunk of a
+ * step, the KL's base logprobs fetched from the server as the learner fetches them. What the
+ * server read is all the recomputation sees, so a sign, mask, normaliser or KL term lost anywhere
+ * between the loss and the socket gives another gradient.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,8 +25,10 @@ import {
   grpoLoss,
   lossAndGrad,
   sequenceLogprobs,
+  tokenLogprob,
 } from '../../../src/learner/embedded/losses.js';
 import type { PpoLoss, SupervisedDatum, TrainingDatum } from '../../../src/learner/learner.js';
+import { TinkerLearner } from '../../../src/learner/tinker/learner.js';
 import {
   checkTinkerPpoLoss,
   chunkDatums,
@@ -28,15 +36,26 @@ import {
   policyDatums,
   supervisedDatums,
   TinkerDatumError,
+  type TinkerForwardBackwardInput,
   trainedTokens,
 } from '../../../src/learner/tinker/seal-datums.js';
 import { crossEntropyStats, policyStats } from '../../../src/learner/tinker/stats.js';
 import { loadCheckpoint } from '../../../src/nn/checkpoint.js';
 import type { Gpt } from '../../../src/nn/model.js';
+import { TinkerClient } from '../../../src/tinker/client.js';
+import { PROTO_CONTENT_TYPE } from '../../../src/tinker/proto.js';
+import type { ForwardBackwardRequestJson } from '../../../src/tinker/schemas.js';
 import { anchorData } from '../../../src/train/anchor.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
 import { aggregateRollouts, type LossAggregation, packSteps } from '../../../src/train/sequences.js';
 import { Rng } from '../../../src/util/rng.js';
+import { qwen3Renderer } from '../../support/render.js';
+import {
+  fastOptions,
+  startTinkerServer,
+  type TinkerTestModel,
+  type TinkerTestServer,
+} from '../../support/tinker-server.js';
 import { tinkerForwardBackward } from '../../support/tinkerLoss.js';
 
 const CHECKPOINT = 'checkpoints/embedded-base';
@@ -85,6 +104,53 @@ function expectClose(a: number, b: number, rel = 1e-5): void {
   expect(Math.abs(a - b), `${a} vs ${b}`).toBeLessThanOrEqual(
     rel * Math.max(Math.abs(a), Math.abs(b), 1e-12),
   );
+}
+
+/** a forward_backward body as the server read it, in the form the loss oracle takes */
+function bodyInput(body: ForwardBackwardRequestJson): TinkerForwardBackwardInput {
+  const fb = body.forward_backward_input;
+  const config = fb.loss_fn_config;
+  return {
+    data: fb.data.map((d) => ({
+      model_input: {
+        chunks: [
+          {
+            type: 'encoded_text',
+            tokens: d.model_input.chunks.flatMap((c) => (c.type === 'encoded_text' ? c.tokens : [])),
+          },
+        ],
+      },
+      loss_fn_inputs:
+        d.loss_fn_inputs as unknown as TinkerForwardBackwardInput['data'][number]['loss_fn_inputs'],
+    })),
+    loss_fn: fb.loss_fn as TinkerForwardBackwardInput['loss_fn'],
+    ...(config && 'clip_low_threshold' in config
+      ? {
+          loss_fn_config: {
+            clip_low_threshold: config.clip_low_threshold!,
+            clip_high_threshold: config.clip_high_threshold!,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * The embedded model behind the Tinker test server: its logprobs are the embedded checkpoint's
+ * (what the KL term's base prefills return); it samples nothing a test reads.
+ */
+function embeddedServerModel(base: Gpt): TinkerTestModel {
+  const V = base.config.vocabSize;
+  return {
+    logprobs(input, targets) {
+      if (input.length === 0) return [];
+      const { logits } = base.forward(input);
+      return targets.map((y, i) => tokenLogprob(logits, V, i, y));
+    },
+    sample(_prompt, params) {
+      return { tokens: [0], logprobs: [0], stopReason: params.maxTokens <= 1 ? 'length' : 'stop' };
+    },
+  };
 }
 
 function norm(a: ArrayLike<number>): number {
@@ -264,6 +330,19 @@ describe('Tinker datums on the embedded model: the same gradient as the embedded
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  /** a policy that has moved away from the base, and the rollouts as its own samples (lp = q) */
+  function movedPolicy(mode: LossAggregation = 'rollout-mean'): { policy: Gpt; data: TrainingDatum[] } {
+    const policy = model.clone();
+    const rng = new Rng(5);
+    for (let i = 0; i < policy.params.length; i++) policy.params[i] = policy.params[i]! + 0.02 * rng.normal();
+    const V = policy.config.vocabSize;
+    const data = aggregateRollouts(rollouts, mode).map((d) => ({
+      ...d,
+      samplingLogprobs: Array.from(sequenceLogprobs(policy.forward(d.tokens).logits, V, d.tokens)),
+    }));
+    return { policy, data };
+  }
+
   it('plays real rollouts: several sequences, prompts and tool outputs untrained', () => {
     const all = rollouts.flat();
     expect(rollouts.every((r) => r.length > 0)).toBe(true);
@@ -354,15 +433,8 @@ describe('Tinker datums on the embedded model: the same gradient as the embedded
   });
 
   it('folds the k3 KL to the base model: its exact gradient on fresh samples', () => {
-    // a policy that has moved away from the base; its own samples (lp = q), the base's prompt logprobs
-    const policy = model.clone();
-    const rng = new Rng(5);
-    for (let i = 0; i < policy.params.length; i++) policy.params[i] = policy.params[i]! + 0.02 * rng.normal();
+    const { policy, data } = movedPolicy();
     const V = policy.config.vocabSize;
-    const data = aggregateRollouts(rollouts, 'rollout-mean').map((d) => ({
-      ...d,
-      samplingLogprobs: Array.from(sequenceLogprobs(policy.forward(d.tokens).logits, V, d.tokens)),
-    }));
     const base = data.map((d) => [
       null,
       ...Array.from(sequenceLogprobs(model.forward(d.tokens).logits, V, d.tokens)).slice(1),
@@ -398,5 +470,112 @@ describe('Tinker datums on the embedded model: the same gradient as the embedded
     const stats = crossEntropyStats(anchor, tin.logprobs);
     expectClose(stats.loss, emb.loss);
     expect(stats.tokens).toBe(emb.tokens);
+  });
+
+  describe('the wire is the truth: the forward_backward bodies the server received give the embedded gradient', () => {
+    let server: TinkerTestServer;
+
+    beforeAll(async () => {
+      // three datums per forward_backward request: a step goes as several chunks
+      server = await startTinkerServer({
+        model: embeddedServerModel(model),
+        clientConfig: { fwdbwd_max_chunk_len: 3 },
+      });
+    });
+
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    /** a TinkerLearner on the test server speaking `wire`, with the KL's base session when asked */
+    async function wireLearner(wire: 'json' | 'proto', klToBase: boolean): Promise<TinkerLearner> {
+      const client = await TinkerClient.connect(fastOptions(server.url, { wire }));
+      return TinkerLearner.open({
+        client,
+        renderer: qwen3Renderer(),
+        baseModel: 'Qwen/Qwen3-8B',
+        loraRank: 4,
+        klToBase,
+      });
+    }
+
+    /** `send` on a fresh learner; the forward_backward bodies the server read for it, in seq order */
+    async function received(
+      wire: 'json' | 'proto',
+      klToBase: boolean,
+      send: (l: TinkerLearner) => Promise<unknown>,
+    ): Promise<TinkerForwardBackwardInput[]> {
+      const l = await wireLearner(wire, klToBase);
+      try {
+        await send(l);
+      } finally {
+        await l.close();
+      }
+      const records = server.requests.filter(
+        (r) => r.route === 'forward_backward' && r.fwdbwd?.model_id === l.modelId,
+      );
+      // the form asked for is the form that went: the recomputation reads each form's decoding
+      for (const r of records)
+        expect(r.contentType.includes(PROTO_CONTENT_TYPE), r.contentType).toBe(wire === 'proto');
+      // each seq id once (no resend here): a duplicate would count a chunk twice
+      const seqs = records.map((r) => r.seqId);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      return records.sort((a, b) => a.seqId! - b.seqId!).map((r) => bodyInput(r.fwdbwd!));
+    }
+
+    /** the summed gradient of the bodies on `on`, as the service computes it */
+    function serviceGradient(on: Gpt, bodies: readonly TinkerForwardBackwardInput[]) {
+      const grads = on.zerosLike();
+      let loss = 0;
+      for (const b of bodies) loss += tinkerForwardBackward(on, b, grads).loss;
+      return { grads, loss };
+    }
+
+    for (const wire of ['json', 'proto'] as const) {
+      it(`ppo, rollout-mean, klCoef 0 (${wire} bodies)`, async () => {
+        const data = aggregateRollouts(rollouts, 'rollout-mean');
+        const loss: PpoLoss = { clipEps: 0.2, klCoef: 0, temperature: 1 };
+        const bodies = await received(wire, false, (l) => l.forwardBackward(data, loss));
+        expect(bodies.length).toBe(Math.ceil(data.length / 3));
+        expect(bodies.every((b) => b.loss_fn === 'ppo')).toBe(true);
+        const emb = embeddedPass(model, null, data, loss);
+        const tin = serviceGradient(model, bodies);
+        expect(norm(emb.grads)).toBeGreaterThan(1e-3);
+        expect(relDiff(emb.grads, tin.grads)).toBeLessThan(TOL);
+        expectClose(tin.loss, emb.stats.loss);
+      });
+
+      it(`ppo, token-mean, the k3 KL to the base from the server's prefills (${wire} bodies)`, async () => {
+        const { policy, data } = movedPolicy('token-mean');
+        const loss: PpoLoss = { clipEps: 0.2, klCoef: 0.05, temperature: 1 };
+        const bodies = await received(wire, true, (l) => l.forwardBackward(data, loss));
+        const emb = embeddedPass(policy, model, data, loss);
+        expect(emb.stats.kl).toBeGreaterThan(1e-3);
+        const tin = serviceGradient(policy, bodies);
+        // the gradient, not the loss: the folded KL has the k3 term's gradient, not its value
+        expect(relDiff(emb.grads, tin.grads)).toBeLessThan(TOL);
+        // the KL part is in the bodies: without it the gradient is another
+        const noKl = embeddedPass(policy, null, data, { ...loss, klCoef: 0 });
+        expect(relDiff(noKl.grads, tin.grads)).toBeGreaterThan(1e-3);
+      });
+
+      it(`cross_entropy of the supervised anchor (${wire} bodies)`, async () => {
+        const coef = 0.7;
+        const bodies = await received(wire, false, (l) => l.forwardBackwardCrossEntropy(anchor, { coef }));
+        expect(bodies.every((b) => b.loss_fn === 'cross_entropy')).toBe(true);
+        const grads = model.zerosLike();
+        const emb = lossAndGrad(
+          crossEntropyLoss(coef),
+          model,
+          null,
+          anchor.map((d) => ({ tokens: d.tokens, lossMask: d.weights })),
+          grads,
+        );
+        const tin = serviceGradient(model, bodies);
+        expect(norm(grads)).toBeGreaterThan(1e-3);
+        expect(relDiff(grads, tin.grads)).toBeLessThan(TOL);
+        expectClose(tin.loss, coef * emb.loss);
+      });
+    }
   });
 });
