@@ -166,7 +166,7 @@ export const BREAKS: readonly Break[] = [
     kind: 'KL prefills started ahead are never used: each is sent again when the pass comes (learner.ts baseLogprobs)',
     file: 'src/learner/tinker/learner.ts',
     search: 'const p = this.prefills.get(key);',
-    replace: 'const p = this.prefills.get(`${key}!`);',
+    replace: "const p = this.prefills.get(key.concat('!'));",
     tests: ['test/learner/tinker/learner.test.ts'],
   },
 ];
