@@ -46,6 +46,22 @@ async function sealAs(uid: number, args: readonly string[], env: Record<string, 
   }
 }
 
+/**
+ * whether `uid` can run this repository's `seal` (a clone under a folder only root may enter
+ * cannot be run as another user: then the case it is needed for says so and is left out)
+ */
+async function canRunAs(uid: number): Promise<boolean> {
+  try {
+    await run('node', ['-e', `require('fs').accessSync(${JSON.stringify(join(ROOT, 'bin', 'seal.js'))})`], {
+      uid,
+      gid: uid,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function expectUserError(r: Run, message: RegExp): void {
   expect(r.code, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(2);
   expect(r.stderr).toMatch(message);
@@ -160,11 +176,18 @@ describe('seal train: the run folder', { timeout: 600_000 }, () => {
     const ro = join(open, 'read-only');
     mkdirSync(ro, { mode: 0o555 });
     const args = ['train', '--out', join(ro, 'run'), ...TINY];
-    expectUserError(
-      process.getuid?.() === 0 ? await sealAs(NOBODY, args, { HOME: open }) : await seal(args),
-      /cannot write in .*read-only \(permission denied\)/,
-    );
-    expect(readdirSync(ro)).toEqual([]);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot && !(await canRunAs(NOBODY)))
+      console.warn(
+        `run-folder test: the unwritable-folder case was skipped: as root it runs seal as nobody, who cannot read ${ROOT} (a folder on its path is closed to others)`,
+      );
+    else {
+      expectUserError(
+        asRoot ? await sealAs(NOBODY, args, { HOME: open }) : await seal(args),
+        /cannot write in .*read-only \(permission denied\)/,
+      );
+      expect(readdirSync(ro)).toEqual([]);
+    }
     rmSync(open, { recursive: true, force: true });
     // a run folder given as --out of a new run
     const before = files(done);
