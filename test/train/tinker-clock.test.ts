@@ -66,13 +66,40 @@ function samplesDuringRound1Save(run: Awaited<ReturnType<typeof clockedRun>>): n
   return run.requests.filter((x) => x.route === 'asample' && x.at! > sent && x.at! < ran).length;
 }
 
+/**
+ * Rounds whose training requests (from the request after the last checkpoint's saves to this
+ * round's saves) ran over more than one tick. Sent back to back they share one; a round can still
+ * miss when a tick falls in the milliseconds between two of its requests arriving (the more likely
+ * the busier the machine), so a test allows one such round. A client that awaits any of them splits
+ * every round that has a step.
+ */
+function splitRounds(ran: readonly { route: string; tick?: number; seqId: number }[]): number {
+  const bySeq = [...ran].sort((a, b) => a.seqId - b.seqId);
+  let split = 0;
+  let current = new Set<number | undefined>();
+  bySeq.forEach((x, i) => {
+    current.add(x.tick);
+    const next = bySeq[i + 1];
+    // a round ends with its checkpoint's two saves
+    const endsRound =
+      (x.route === 'save_weights' || x.route === 'save_weights_for_sampler') &&
+      next?.route !== 'save_weights' &&
+      next?.route !== 'save_weights_for_sampler';
+    if (endsRound) {
+      if (current.size > 1) split++;
+      current = new Set();
+    }
+  });
+  return split;
+}
+
 describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   beforeAll(async () => {
     await buildDist();
     server = await startTinkerServer({
       model: oracleModel(loadMiniSuite(), qwen3Renderer()),
       apiKey: ENV.TINKER_API_KEY,
-      clockMs: 150,
+      clockMs: 300,
       fault: (c) =>
         holdRound1Ms > 0 &&
         c.route === 'save_weights' &&
@@ -97,24 +124,19 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
       // a save waits for the next tick after the service took it
       expect(u.requests.save_weights.afterAcceptMs).toBeGreaterThan(0);
     }
-    const tickOf = (route: string) => ran.filter((x) => x.route === route).map((x) => x.tick);
-    const optim = tickOf('optim_step');
-    // a round whose groups all agree has nothing to train: at least one step is needed here
-    expect(optim.length).toBeGreaterThan(0);
-    // forward_backward and its optim_step in the same cycle: the step was not awaited in halves
-    expect(tickOf('forward_backward')).toEqual(optim);
-    // every round's two saves in one cycle, the cycle of its step: sent behind it unawaited
-    const saves = tickOf('save_weights');
-    expect(saves).toHaveLength(ROUNDS);
-    for (const t of optim) expect(saves).toContain(t);
+    const optim = ran.filter((x) => x.route === 'optim_step');
+    // a round whose groups all agree has nothing to train: two steps are needed to tell
+    expect(optim.length).toBeGreaterThanOrEqual(2);
+    // forward_backward, optim_step and the checkpoint's two saves in the cycle of the step: sent
+    // back to back, the saves unawaited behind the step (see splitRounds for the one allowed miss)
+    expect(splitRounds(ran)).toBeLessThanOrEqual(1);
     // one export for the first round's sampler; after that every sampler (the next round's, every
     // validation's) is the checkpoint's own sampler weights
-    const samplerSaves = ran.filter((x) => x.route === 'save_weights_for_sampler');
-    expect(samplerSaves).toHaveLength(ROUNDS + 1);
-    expect(samplerSaves.slice(1).map((x) => x.tick)).toEqual(saves);
+    expect(ran.filter((x) => x.route === 'save_weights_for_sampler')).toHaveLength(ROUNDS + 1);
+    expect(ran.filter((x) => x.route === 'save_weights')).toHaveLength(ROUNDS);
     // so a round costs one tick, step or none, and the first export one more
     const ticks = new Set(ran.map((x) => x.tick));
-    expect(ticks.size).toBeLessThanOrEqual(1 + ROUNDS);
+    expect(ticks.size).toBeLessThanOrEqual(1 + ROUNDS + splitRounds(ran));
 
     // the report names the run's checkpoint by its tinker:// paths and says why there is no final evaluation
     const report = readFileSync(join(out, 'report.html'), 'utf8');
@@ -139,15 +161,15 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
 
   it('--max-steps-off-policy 1: the next round samples while this one trains, from the weights before its step', async () => {
     const { out, ran } = await clockedRun({ maxStepsOffPolicy: 1 });
-    const tickOf = (route: string) => ran.filter((x) => x.route === route).map((x) => x.tick);
-    expect(tickOf('optim_step').length).toBeGreaterThan(0);
+    const count = (route: string) => ran.filter((x) => x.route === route).length;
+    expect(count('optim_step')).toBeGreaterThanOrEqual(2);
     // no export at all: rounds 1 and 2 sample the base model (a LoRA before its first step), every
     // later sampler is a checkpoint's
-    expect(tickOf('save_weights_for_sampler')).toEqual(tickOf('save_weights'));
-    // the step and its checkpoint still go out back to back; with the next round's samples at the
-    // service at the same time a request may now and then arrive just after a tick: at most two ticks a round
-    // (awaiting the step before its checkpoint, or forward_backward before optim_step, needs three)
-    expect(new Set(ran.map((x) => x.tick)).size).toBeLessThanOrEqual(2 * ROUNDS);
+    expect(count('save_weights_for_sampler')).toBe(ROUNDS);
+    expect(count('save_weights')).toBe(ROUNDS);
+    // the step and its checkpoint still go out back to back, in one cycle a round
+    expect(splitRounds(ran)).toBeLessThanOrEqual(1);
+    expect(new Set(ran.map((x) => x.tick)).size).toBeLessThanOrEqual(ROUNDS + splitRounds(ran));
     // each round's rollouts say the weights they came from: those after the round before last
     const rounds = jsonl(join(out, 'rounds.jsonl'));
     const stepsAfter = rounds.map((_, i) => rounds.slice(0, i + 1).reduce((s, x) => s + x.learner.steps, 0));
