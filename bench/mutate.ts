@@ -15,6 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdtempSync,
@@ -201,6 +202,8 @@ function checkBreaks(breaks: readonly Break[]): void {
 /** the repository's files in a temporary folder, node_modules linked */
 function scratchCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'seal-mutate-'));
+  // readable by all, as a checkout is: the permission test runs its seal as an unprivileged user
+  chmodSync(dir, 0o755);
   for (const entry of readdirSync(REPO)) {
     if (SKIP.has(entry)) continue;
     cpSync(join(REPO, entry), join(dir, entry), { recursive: true });
