@@ -225,7 +225,11 @@ export class TinkerLearner implements Learner {
       return p;
     });
     const fresh = data.filter((_, i) => early[i] === undefined);
-    if (fresh.length > 0) this.logPrefill(fresh);
+    const tokens = data.reduce((s, d) => s + d.tokens.length, 0);
+    const ahead = data.length - fresh.length;
+    this.opts.log?.(
+      `KL to the base: ${tokens} prefill tokens over ${data.length} sequences on ${this.opts.baseModel}${ahead > 0 ? ` (${ahead} started as their group ended)` : ''}`,
+    );
     const late = this.prefillAll(fresh);
     // the k-th datum without a head start is the k-th of `fresh`
     let k = 0;
@@ -239,13 +243,6 @@ export class TinkerLearner implements Learner {
       return Promise.reject(new Error('the KL term needs the base-model sampling session (klToBase)'));
     this.baseTokens += data.reduce((s, d) => s + d.tokens.length, 0);
     return mapLimited(data, this.opts.maxInFlight ?? 64, (d) => base.computeLogprobs(d.tokens));
-  }
-
-  private logPrefill(data: readonly TrainingDatum[]): void {
-    const tokens = data.reduce((s, d) => s + d.tokens.length, 0);
-    this.opts.log?.(
-      `KL to the base: ${tokens} prefill tokens over ${data.length} sequences on ${this.opts.baseModel}`,
-    );
   }
 
   usage(): LearnerUsage {
@@ -263,7 +260,6 @@ export class TinkerLearner implements Learner {
   /** the KL prefills of data a later forwardBackward will get, started now */
   prepare(data: readonly TrainingDatum[]): void {
     if (!this.base || data.length === 0) return;
-    this.logPrefill(data);
     const started = this.prefillAll(data);
     data.forEach((d, i) => {
       const p = started.then((ls) => ls[i]!);
