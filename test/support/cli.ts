@@ -1,5 +1,6 @@
 /** The real `seal` binary in a real process, from the compiled code (`npm ci` builds it). */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -25,4 +26,36 @@ export async function seal(
     const err = e as { code: number; stdout: string; stderr: string };
     return { code: err.code, stdout: err.stdout, stderr: err.stderr };
   }
+}
+
+/**
+ * `seal train ARGS` (writing `out`) in its own process, killed with SIGKILL once its state.json
+ * says round `round` is committed; a run that ends first is an error. The caller holds the next
+ * round back (a slow save, say) so that the kill lands before it commits.
+ */
+export async function killAfterRound(
+  args: readonly string[],
+  env: Record<string, string>,
+  out: string,
+  round: number,
+): Promise<void> {
+  const child = spawn('node', [join(ROOT, 'bin', 'seal.js'), ...args], {
+    stdio: 'ignore',
+    env: { ...process.env, ...env },
+  });
+  const exited = new Promise((r) => child.on('exit', r));
+  const statePath = join(out, 'state.json');
+  const committed = () => {
+    try {
+      return (JSON.parse(readFileSync(statePath, 'utf8')) as { round: number }).round >= round;
+    } catch {
+      return false; // not written yet
+    }
+  };
+  while (!committed()) {
+    if (child.exitCode !== null) throw new Error('the run ended before it could be killed');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  child.kill('SIGKILL');
+  await exited;
 }

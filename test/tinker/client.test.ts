@@ -3,38 +3,16 @@
  * happy path of a training round, the wire forms, chunking and seq_id ordering, sampling, saves
  * and loads, the session heartbeat.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TinkerClient } from '../../src/tinker/client.js';
 import { ppoLossFromClipEps, sequenceDatum, type TinkerDatum } from '../../src/tinker/datums.js';
 import { TinkerError } from '../../src/tinker/errors.js';
-import { resolveOptions, type TinkerClientOptions } from '../../src/tinker/session.js';
-import {
-  type Flavour,
-  fastOptions,
-  startTinkerServer,
-  type TinkerServerOptions,
-  type TinkerTestServer,
-  toyModel,
-} from '../support/tinker-server.js';
+import { resolveOptions } from '../../src/tinker/session.js';
+import { tinkerHarness } from '../support/tinker-harness.js';
+import { type Flavour, fastOptions, toyModel } from '../support/tinker-server.js';
 
 const BASE = 'Qwen/Qwen3-8B';
-const open: { close(): unknown }[] = [];
-
-afterEach(async () => {
-  while (open.length > 0) await open.pop()!.close();
-});
-
-async function server(opts: TinkerServerOptions): Promise<TinkerTestServer> {
-  const s = await startTinkerServer(opts);
-  open.push(s);
-  return s;
-}
-
-async function connect(url: string, extra: TinkerClientOptions = {}): Promise<TinkerClient> {
-  const c = await TinkerClient.connect(fastOptions(url, extra));
-  open.push(c);
-  return c;
-}
+const { server, connect } = tinkerHarness();
 
 /** rollouts: prompt tokens then sampled tokens, advantages on the sampled ones only */
 function rollouts(n: number, len = 12): TinkerDatum[] {

@@ -4,37 +4,16 @@
  * before; the compressed run trains exactly as the uncompressed one. Real HTTP on loopback against
  * the test Tinker server, which decompresses what it gets.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { TinkerClient } from '../../src/tinker/client.js';
+import { describe, expect, it } from 'vitest';
 import { ppoLossFromClipEps, sequenceDatum, type TinkerDatum } from '../../src/tinker/datums.js';
 import { encodeForwardBackwardRequest, PROTO_CONTENT_TYPE } from '../../src/tinker/proto.js';
 import type { TinkerClientOptions } from '../../src/tinker/session.js';
 import { zstdCompress, zstdDecompress, zstdFrameContentSize } from '../../src/tinker/zstd.js';
-import {
-  fastOptions,
-  startTinkerServer,
-  type TinkerServerOptions,
-  type TinkerTestServer,
-} from '../support/tinker-server.js';
+import { tinkerHarness } from '../support/tinker-harness.js';
+import type { TinkerTestServer } from '../support/tinker-server.js';
 
 const BASE = 'Qwen/Qwen3-8B';
-const open: { close(): unknown }[] = [];
-
-afterEach(async () => {
-  while (open.length > 0) await open.pop()!.close();
-});
-
-async function server(opts: TinkerServerOptions): Promise<TinkerTestServer> {
-  const s = await startTinkerServer(opts);
-  open.push(s);
-  return s;
-}
-
-async function connect(url: string, extra: TinkerClientOptions = {}): Promise<TinkerClient> {
-  const c = await TinkerClient.connect(fastOptions(url, extra));
-  open.push(c);
-  return c;
-}
+const { server, connect } = tinkerHarness();
 
 /** rollouts of a realistic shape: a prompt, then sampled tokens with their logprobs and advantages */
 function rollouts(n: number, len = 400): TinkerDatum[] {

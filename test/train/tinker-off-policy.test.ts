@@ -1,17 +1,9 @@
-/**
- * `seal train --learner tinker --max-steps-off-policy 1` killed and resumed: round r+1 is sampled
- * while round r trains, from the weights before round r's step, so a kill after round r commits
- * leaves round r+1's rollouts sampled but not committed. The resume samples them again from the
- * same weights (the state names them, and their checkpoint is kept past pruning): every rollout of
- * the resumed run is the one a run never killed made.
- */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
-import { buildDist, ROOT, seal } from '../support/cli.js';
+import { buildDist, killAfterRound, seal } from '../support/cli.js';
 import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
 import { oracleModel } from '../support/tinker-oracle.js';
 import { startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
@@ -71,19 +63,9 @@ describe('an off-policy Tinker run killed and resumed', { timeout: 600_000 }, ()
 
     const out = join(mkdtempSync(join(tmpdir(), 'seal-offpolicy-kill-')), 'run');
     holdRound3 = true;
-    const child = spawn('node', [join(ROOT, 'bin', 'seal.js'), ...args(out)], {
-      stdio: 'ignore',
-      env: { ...process.env, ...ENV },
-    });
-    const exited = new Promise((r) => child.on('exit', r));
-    const statePath = join(out, 'state.json');
-    while (!existsSync(statePath) || json(statePath).round < 2) {
-      if (child.exitCode !== null) throw new Error('the run ended before it could be killed');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    child.kill('SIGKILL');
-    await exited;
+    await killAfterRound(args(out), ENV, out, 2);
     holdRound3 = false;
+    const statePath = join(out, 'state.json');
 
     // round 3 samples from the weights after round 1: the state names them, and they outlive pruning
     const state = json(statePath);

