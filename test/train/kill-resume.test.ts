@@ -224,7 +224,15 @@ for (const kernels of ['wasm', 'native'] as const)
         const firstExit = exit(first);
         // the first holds the lock; stopped there, it is sure to hold it while the second tries
         const lock = join(d, '.lock');
-        while (!existsSync(lock) || readFileSync(lock, 'utf8').trim() !== String(first.pid)) {
+        // the killed run's lock is taken over (removed, then written anew): it may be gone a moment
+        const holder = () => {
+          try {
+            return readFileSync(lock, 'utf8').trim();
+          } catch {
+            return undefined;
+          }
+        };
+        while (holder() !== String(first.pid)) {
           if (first.exitCode !== null) throw new Error('the first resume ended before it took the lock');
           await new Promise((r) => setTimeout(r, 5));
         }
