@@ -2,10 +2,11 @@
  * `seal train --learner tinker` against a service that runs training in clock cycles, as the hosted
  * one does: the test server runs training requests only at the ticks of its clock, so a request sent
  * after awaiting the one before it misses a cycle. A round's step and its checkpoint must go out back
- * to back (forward_backward, optim_step and the checkpoint's two saves in one tick) and the sampler
- * of the next round and of validation must be the saved one, not a new export: one tick per
- * optimiser step. With --max-steps-off-policy 1 the next round samples while this one trains, from
- * the weights before its step. Each assertion fails when one request waits on another it need not.
+ * to back (forward_backward, optim_step and the checkpoint's two saves: each forward_backward is
+ * held back a second, and the rest must arrive before it runs) and the sampler of the next round and
+ * of validation must be the saved one, not a new export. With --max-steps-off-policy 1 the next
+ * round samples while this one trains, from the weights before its step. The ticks a step costs
+ * are measured by bench/tinker-clock.ts, not asserted here: a loaded machine splits them.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { buildDist, seal } from '../support/cli.js';
 import { QWEN3_DIR, qwen3Renderer } from '../support/render.js';
 import { oracleModel } from '../support/tinker-oracle.js';
-import { startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
+import { type RequestRecord, startTinkerServer, type TinkerTestServer } from '../support/tinker-server.js';
 import { tinkerTrainArgs } from '../support/tiny-run.js';
 
 let server: TinkerTestServer;
@@ -69,30 +70,29 @@ function samplesDuringRound1Save(run: Awaited<ReturnType<typeof clockedRun>>): n
 }
 
 /**
- * Rounds whose training requests (from the request after the last checkpoint's saves to this
- * round's saves) ran over more than one tick. Sent back to back they share one; a round can still
- * miss when a tick falls in the milliseconds between two of its requests arriving (the more likely
- * the busier the machine), so a test allows one such round. A client that awaits any of them splits
- * every round that has a step.
+ * With each forward_backward held back (`holdStepMs`), the rest of its round (optim_step and the
+ * checkpoint's two saves) arrived before it ran: a client awaiting any of them could not have sent
+ * the next yet.
  */
-function splitRounds(ran: readonly { route: string; tick?: number; seqId: number }[]): number {
-  const bySeq = [...ran].sort((a, b) => a.seqId - b.seqId);
-  let split = 0;
-  let current = new Set<number | undefined>();
-  bySeq.forEach((x, i) => {
-    current.add(x.tick);
-    const next = bySeq[i + 1];
-    // a round ends with its checkpoint's two saves
-    const endsRound =
-      (x.route === 'save_weights' || x.route === 'save_weights_for_sampler') &&
-      next?.route !== 'save_weights' &&
-      next?.route !== 'save_weights_for_sampler';
-    if (endsRound) {
-      if (current.size > 1) split++;
-      current = new Set();
-    }
-  });
-  return split;
+function expectBackToBack(
+  ran: readonly { route: string; seqId: number; at: number }[],
+  requests: readonly RequestRecord[],
+): void {
+  for (const fb of ran.filter((x) => x.route === 'forward_backward')) {
+    const rest = requests.filter(
+      (x) =>
+        (x.route === 'optim_step' || x.route === 'save_weights' || x.route === 'save_weights_for_sampler') &&
+        x.seqId !== undefined &&
+        x.seqId > fb.seqId &&
+        x.seqId <= fb.seqId + 3,
+    );
+    expect(rest.map((x) => x.route).sort()).toEqual([
+      'optim_step',
+      'save_weights',
+      'save_weights_for_sampler',
+    ]);
+    for (const x of rest) expect(x.at!, `${x.route} (seq ${x.seqId})`).toBeLessThan(fb.at);
+  }
 }
 
 describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
@@ -116,7 +116,7 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
     await server?.close();
   });
 
-  it('sends each step and its checkpoint back to back and reuses the saved sampler: one tick a step', async () => {
+  it('sends each step and its checkpoint back to back and reuses the saved sampler', async () => {
     holdStepMs = 1000;
     const { out, ran, requests } = await clockedRun({
       pricePrefill: 0.2,
@@ -141,23 +141,7 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
     // forward_backward, optim_step and the checkpoint's two saves sent back to back: with each
     // forward_backward held back a second, the rest of its round arrived before it ran (a client
     // awaiting any of them could not have sent the next yet)
-    for (const fb of ran.filter((x) => x.route === 'forward_backward')) {
-      const rest = requests.filter(
-        (x) =>
-          (x.route === 'optim_step' ||
-            x.route === 'save_weights' ||
-            x.route === 'save_weights_for_sampler') &&
-          x.seqId !== undefined &&
-          x.seqId > fb.seqId &&
-          x.seqId <= fb.seqId + 3,
-      );
-      expect(rest.map((x) => x.route).sort()).toEqual([
-        'optim_step',
-        'save_weights',
-        'save_weights_for_sampler',
-      ]);
-      for (const x of rest) expect(x.at!, `${x.route} (seq ${x.seqId})`).toBeLessThan(fb.at);
-    }
+    expectBackToBack(ran, requests);
     // one export for the first round's sampler; after that every sampler (the next round's, every
     // validation's) is the checkpoint's own sampler weights
     expect(ran.filter((x) => x.route === 'save_weights_for_sampler')).toHaveLength(ROUNDS + 1);
@@ -185,16 +169,18 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   });
 
   it('--max-steps-off-policy 1: the next round samples while this one trains, from the weights before its step', async () => {
-    const { out, ran } = await clockedRun({ maxStepsOffPolicy: 1 });
+    holdStepMs = 1000;
+    const { out, ran, requests } = await clockedRun({ maxStepsOffPolicy: 1 }).finally(() => {
+      holdStepMs = 0;
+    });
     const count = (route: string) => ran.filter((x) => x.route === route).length;
     expect(count('optim_step')).toBeGreaterThanOrEqual(2);
     // no export at all: rounds 1 and 2 sample the base model (a LoRA before its first step), every
     // later sampler is a checkpoint's
     expect(count('save_weights_for_sampler')).toBe(ROUNDS);
     expect(count('save_weights')).toBe(ROUNDS);
-    // the step and its checkpoint still go out back to back, in one cycle a round
-    expect(splitRounds(ran)).toBeLessThanOrEqual(1);
-    expect(new Set(ran.map((x) => x.tick)).size).toBeLessThanOrEqual(ROUNDS + splitRounds(ran));
+    // the step and its checkpoint still go out back to back
+    expectBackToBack(ran, requests);
     // each round's rollouts say the weights they came from: those after the round before last
     const rounds = jsonl(join(out, 'rounds.jsonl'));
     const stepsAfter = rounds.map((_, i) => rounds.slice(0, i + 1).reduce((s, x) => s + x.learner.steps, 0));
