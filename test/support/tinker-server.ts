@@ -1140,19 +1140,22 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(body ?? null));
       };
+      // a body the server will not read: recorded as refused before it is read
+      const refuse = () =>
+        requests.push({
+          route,
+          method: req.method ?? 'POST',
+          contentType,
+          accept,
+          ...encoded,
+          refused: true,
+        });
       let body: Record<string, unknown> = {};
       const raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams } = { query: url.searchParams };
       let rawBody = wireBody;
       if (contentEncoding !== undefined && contentEncoding !== 'identity') {
         if (contentEncoding !== 'zstd') {
-          requests.push({
-            route,
-            method: req.method ?? 'POST',
-            contentType,
-            accept,
-            ...encoded,
-            refused: true,
-          });
+          refuse();
           return send(415, { detail: `Unsupported content encoding: ${contentEncoding}` });
         }
         try {
@@ -1166,14 +1169,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           if (route !== 'forward_backward')
             return send(415, { detail: 'protobuf bodies are read on forward_backward only' });
           if (!forms.proto) {
-            requests.push({
-              route,
-              method: req.method ?? 'POST',
-              contentType,
-              accept,
-              ...encoded,
-              refused: true,
-            });
+            refuse();
             return send(415, { detail: 'Unsupported media type: application/x-protobuf' });
           }
           const decoded = decodeForwardBackwardRequest(new Uint8Array(rawBody));
@@ -1184,14 +1180,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           body = JSON.parse(rawBody.toString('utf8')) as Record<string, unknown>;
           if (route === 'forward_backward') {
             if (!forms.json) {
-              requests.push({
-                route,
-                method: req.method ?? 'POST',
-                contentType,
-                accept,
-                ...encoded,
-                refused: true,
-              });
+              refuse();
               return send(415, { detail: 'forward_backward takes application/x-protobuf' });
             }
             raw.fwd = body as unknown as ForwardBackwardRequestJson;
