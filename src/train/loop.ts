@@ -49,6 +49,7 @@ import { type TrainConfig, toolFormat } from './config.js';
 import { crashPoint } from './crash-points.js';
 import { type RolloutCredit, roundCredit, stepAdvantages } from './credit.js';
 import {
+  groupRewards,
   type LearnerStats,
   type Method,
   type PlayedRollout,
@@ -292,8 +293,12 @@ function planTasks(
 /** the group success rate of every task of the round, over the rates before it */
 function ratesAfter(tasks: readonly BfclTask[], rates: TaskRates, played: readonly Played[]): TaskRates {
   const out = { ...rates };
+  const byGroup = groupRewards(
+    tasks.length,
+    played.map((p) => ({ group: p.group, reward: p.trajectory.reward })),
+  );
   tasks.forEach((t, g) => {
-    const rewards = played.filter((p) => p.group === g).map((p) => p.trajectory.reward);
+    const rewards = byGroup[g]!;
     out[t.id] = rewards.filter((x) => x === 1).length / rewards.length;
   });
   return out;

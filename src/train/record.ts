@@ -292,7 +292,10 @@ export function rolloutRecords(
 }
 
 /** The rewards of each of a round's `groups` groups (one task each), in play order. */
-export function groupRewards(groups: number, rows: readonly RolloutRecord[]): number[][] {
+export function groupRewards(
+  groups: number,
+  rows: readonly { readonly group: number; readonly reward: number }[],
+): number[][] {
   return Array.from({ length: groups }, (_, g) => rows.filter((r) => r.group === g).map((r) => r.reward));
 }
 
