@@ -1,6 +1,6 @@
 /** `seal compare`: several evaluation runs side by side. */
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { compareTable } from '../eval/compare.js';
@@ -20,8 +20,9 @@ export function registerCompare(program: Command): void {
 }
 
 export function runCompareCommand(dirs: string[], print: (s: string) => void): void {
+  const evaluations = dirs.map(evaluationDir);
   checkSameProtocol(dirs);
-  print(compareTable(dirs.map(evaluationDir)));
+  print(compareTable(dirs, evaluations));
 }
 
 /** the suite and split a folder's results come from, as its records say (undefined: unknown) */
@@ -56,14 +57,47 @@ function checkSameProtocol(dirs: readonly string[]): void {
   }
 }
 
-/** a `seal train` run folder is compared by its final strict evaluation */
+/**
+ * Where a folder's scores are: a `seal train` run folder is compared by its final strict
+ * evaluation, any other folder is taken as a `seal eval` one. A folder that is not there, or a
+ * train run without a final evaluation, is refused saying which and what to do.
+ */
 function evaluationDir(dir: string): string {
+  if (!existsSync(dir))
+    throw new UsageError(`${dir} does not exist: give run folders of seal eval or seal train.`);
   const manifest = join(dir, RUN_FILES.manifest);
-  if (!existsSync(manifest)) return dir;
+  let m:
+    | { format?: unknown; config?: { evalFinal?: unknown; learner?: unknown; suite?: unknown } }
+    | undefined;
   try {
-    const m = JSON.parse(readFileSync(manifest, 'utf8')) as { format?: unknown };
-    return m.format === RUN_FORMAT ? join(dir, RUN_FILES.evalFinal) : dir;
+    m = JSON.parse(readFileSync(manifest, 'utf8')) as typeof m;
   } catch {
     return dir;
   }
+  if (m?.format !== RUN_FORMAT) return dir;
+  const evaluation = join(dir, RUN_FILES.evalFinal);
+  if (existsSync(join(evaluation, 'summary.json'))) return evaluation;
+  if (m.config?.evalFinal === false) {
+    const last = lastCheckpoint(dir);
+    const how =
+      m.config.learner !== 'tinker' && last
+        ? `\`seal eval --suite ${String(m.config.suite ?? 'mini')} --policy embedded --model ${last} --out ${dir}-final\``
+        : '`seal eval` of its last checkpoint';
+    throw new UsageError(
+      `${dir} is a seal train run made with --eval-final false: it has no final evaluation to compare. Evaluate its final policy with ${how}, and compare that folder.`,
+    );
+  }
+  throw new UsageError(
+    `${dir} is a seal train run whose final evaluation has not finished; \`seal train --resume ${dir}\` completes it.`,
+  );
+}
+
+/** the newest `checkpoints/round-NNNN` folder of a train run, if any */
+function lastCheckpoint(dir: string): string | undefined {
+  const root = join(dir, RUN_FILES.checkpoints);
+  if (!existsSync(root)) return undefined;
+  const rounds = readdirSync(root)
+    .filter((n) => /^round-\d+$/.test(n))
+    .sort();
+  return rounds.length > 0 ? join(root, rounds.at(-1)!) : undefined;
 }

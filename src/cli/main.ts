@@ -25,7 +25,6 @@ const program = new Command();
 program
   .name('seal')
   .description('SEAL: train tool-use agents together with their training environments (BFCL multi-turn).')
-  .showHelpAfterError()
   // commander's own usage errors (unknown flag, bad choice, missing option) are the user's to fix
   // like every other: exit 2, no stack trace
   .exitOverride();
@@ -41,6 +40,7 @@ registerReport(program);
 registerServe(program);
 registerRender(program);
 registerCheckpoints(program);
+pointToHelpAfterErrors(program, 'seal');
 
 try {
   await program.parseAsync(process.argv);
@@ -68,6 +68,19 @@ try {
   } else {
     throw e;
   }
+}
+
+/**
+ * After a usage error (an unknown or misspelled flag, a missing value), commander's message and its
+ * "Did you mean" are followed by one line naming the help, not by the whole help: a train help of
+ * 180 lines would push the error and the suggestion off the screen.
+ */
+function pointToHelpAfterErrors(cmd: Command, path: string): void {
+  let hint = `(${path} --help lists every flag)`;
+  if (cmd.commands.length > 0) hint = `(${path} --help lists its commands)`;
+  if (!cmd.parent) hint = `(${path} --help lists the commands; ${path} COMMAND --help the flags of one)`;
+  cmd.showHelpAfterError(hint);
+  for (const sub of cmd.commands) pointToHelpAfterErrors(sub, `${path} ${sub.name()}`);
 }
 
 /**

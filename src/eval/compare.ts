@@ -65,10 +65,14 @@ export function runLabels(dirs: readonly string[]): string[] {
 
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 
-export function compareTable(dirs: readonly string[]): string {
+/**
+ * The table of `dirs`, each named by its folder; `evaluations[i]` is where run i's summary and
+ * verdicts are (the folder itself for `seal eval`, its final evaluation for a `seal train` run).
+ */
+export function compareTable(dirs: readonly string[], evaluations: readonly string[] = dirs): string {
   if (dirs.length === 0) throw new CompareError('give at least one run folder');
   const labels = runLabels(dirs);
-  const runs = dirs.map((d, i) => ({ name: labels[i]!, summary: readSummary(d) }));
+  const runs = evaluations.map((d, i) => ({ name: labels[i]!, summary: readSummary(d) }));
   const head = ['run', 'Average', ...CATEGORIES.map((c) => CATEGORY_TITLES[c])];
   // a category without tasks has no accuracy: shown as "-", and no difference is taken against it
   const values = (s: Summary): (number | undefined)[] => [
@@ -88,7 +92,7 @@ export function compareTable(dirs: readonly string[]): string {
     ];
   });
   const table = `${markdownTable(head, rows)}\n\nDifferences in points against ${runs[0]!.name}.`;
-  const paired = pairedTable(dirs, labels);
+  const paired = pairedTable(evaluations, labels);
   return paired ? `${table}\n\n${paired}` : table;
 }
 

@@ -164,11 +164,9 @@ export function buildServer(options: ServeOptions): ServeApp {
       throw badRequest(`task_id '${body.task_id}' is not a task of this server's suite (${data.suite})`);
     const id = body.instance_id || `exp_${Date.now()}_${Math.random().toString(16).slice(2, 10)}`;
     // a new id past the cap (expired ones are swept first); replacing a live id adds nothing
-    if (
-      instances.registry.peek(id) === undefined &&
-      instances.registry.size >= maxInstances &&
-      (instances.registry.sweep(), instances.registry.size >= maxInstances)
-    ) {
+    const isNew = instances.registry.peek(id) === undefined;
+    if (isNew && instances.registry.size >= maxInstances) instances.registry.sweep();
+    if (isNew && instances.registry.size >= maxInstances) {
       reply.header('retry-after', '5');
       throw new HttpError(
         503,

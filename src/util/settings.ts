@@ -15,6 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UsageError, UserError } from './errors.js';
+import { didYouMean, suggest } from './suggest.js';
 
 /** A bad value for a setting, from a flag, a file or a checkpoint: exit 2, the message alone. */
 export class SettingsError extends UserError {}
@@ -194,8 +195,13 @@ export class Settings<S extends Shape> {
     const key = issue.path.join('.');
     // an item of a list: its place, counted from 1, as a user reads the list
     const at = typeof issue.path[1] === 'number' ? ` item ${issue.path[1] + 1}` : '';
-    if (issue.code === 'unrecognized_keys')
-      return `${source}: unknown key(s) ${issue.keys.join(', ')}; the keys are: ${this.keys.join(', ')}`;
+    if (issue.code === 'unrecognized_keys') {
+      const unknown = issue.keys.map((k) => `${k}${didYouMean(k, this.keys)}`).join(', ');
+      // the whole list only when no name is close: forty keys bury the one the user meant
+      const guessed = issue.keys.every((k) => suggest(k, this.keys).length > 0);
+      const list = guessed ? '' : `; the keys are: ${this.keys.join(', ')}`;
+      return `${source}: unknown key(s) ${unknown}${list}\n(a key is a flag of the command's --help in camelCase: --max-grad-norm is maxGradNorm)`;
+    }
     const kind = this.has(key) ? this.kind(key) : 'string';
     const allowed = typeof kind === 'object' ? ` (allowed: ${kind.choices.join(', ')})` : '';
     return `${source}: ${at ? `${String(issue.path[0])}${at}` : key || 'the file'}: ${issue.message}${allowed}`;
