@@ -20,8 +20,9 @@ export function registerCompare(program: Command): void {
 }
 
 export function runCompareCommand(dirs: string[], print: (s: string) => void): void {
-  const evaluations = dirs.map(evaluationDir);
+  // a suite or split mismatch is said first: no evaluation would make those runs comparable
   checkSameProtocol(dirs);
+  const evaluations = dirs.map(evaluationDir);
   print(compareTable(dirs, evaluations));
 }
 
