@@ -84,7 +84,11 @@ if (roundTasks > 0) {
         recorder,
       }),
     );
-    return fnvText(JSON.stringify(trajectories, (k, v) => (k === 'latencyMs' ? 0 : v)));
+    // a turn's request is the task's text, not the model's: left out, so the figures stay those
+    // of the builds before trajectories recorded it
+    return fnvText(
+      JSON.stringify(trajectories, (k, v) => (k === 'latencyMs' ? 0 : k === 'request' ? undefined : v)),
+    );
   };
   const inProcess = await round(new EmbeddedPolicy(base.withKernels(kernels), tokenizer, { seed: 1 }));
   console.log(`mini round [${kernels}] (${roundTasks} x ${roundGroup}): trajectory hash ${inProcess}`);

@@ -11,7 +11,7 @@ import { API_CLASSES } from '../envs/bfcl/apis/index.js';
 import { inspectCall } from '../envs/bfcl/calls/inspect.js';
 import { type CheckResult, checkTask, type TurnCheck } from '../envs/bfcl/checker.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { visibleFunctions } from '../envs/bfcl/episode.js';
+import { turnMessages, visibleFunctions } from '../envs/bfcl/episode.js';
 import { ArgumentChecker } from '../seal/schema.js';
 import {
   type CallRecord,
@@ -125,6 +125,7 @@ export function assembleTrajectory(input: AssembleInput): Trajectory {
   const { task, data, recorder, verdict, detail } = input;
   const turns: TurnRecord[] = detail.turns.map((t) => ({
     turn: t.turn,
+    request: turnMessages(task, t.turn),
     availableTools: visibleFunctions(task, data, t.turn).map((d) => d.name),
     steps: input.stepsFor(t),
     check: {

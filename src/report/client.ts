@@ -19,11 +19,42 @@ export const CLIENT_SCRIPT = `(function () {
     return v.toExponential(2);
   }
 
-  // axis ticks are round numbers already: print them short (50, not 50.000)
-  function tick(v, share) {
-    if (v === null || v === undefined) return '';
-    return share ? +(100 * v).toFixed(1) + '%' : String(+v.toPrecision(4));
+  // the decimals a tick step needs (0.25: 2, 2e-5: 5), so that close ticks print apart
+  function decimals(step) {
+    for (var d = 0; d < 15; d++) if (Math.abs(+step.toFixed(d) - step) <= step * 1e-6) return d;
+    return 15;
   }
+
+  // axis ticks are round numbers already: print them short (50, not 50.000)
+  // and large ones in thousands or millions (400k), so they fit beside the axis label
+  function ticks(vals, share) {
+    var top = Math.max.apply(null, vals.map(function (v) { return Math.abs(v || 0); }));
+    var unit = share ? ['%', 0.01] : top >= 1e6 ? ['M', 1e6] : top >= 1e4 ? ['k', 1e3] : ['', 1];
+    var step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) / unit[1] : 0;
+    var d = step > 0 ? decimals(step) : 1;
+    return vals.map(function (v) {
+      if (v === null || v === undefined) return '';
+      return v === 0 && !share ? '0' : String(+(v / unit[1]).toFixed(d)) + unit[0];
+    });
+  }
+
+  // uPlot's own fit of a range narrower than about 1e-6 of its values (a mean ratio of 1.00000002
+  // and 1.00000007) rounds both ends to the same number, and its axis then loops until the page
+  // throws; such a range is widened to 1e-4 of the values first (flat data uPlot pads itself)
+  function fitted(u, min, max) {
+    if (min === null || max === null) return [0, 1];
+    var floor = 1e-4 * Math.max(Math.abs(min), Math.abs(max));
+    if (max > min && max - min < floor) {
+      var mid = (min + max) / 2;
+      min = mid - floor / 2;
+      max = mid + floor / 2;
+    }
+    return uPlot.rangeNum(min, max, 0.1, true);
+  }
+
+  // round numbers on the round axis: 1, 2, 5, 10, ... up to the longest run the settings allow
+  var roundIncrs = [];
+  for (var p = 1; p <= 1e6; p *= 10) roundIncrs.push(p, 2 * p, 5 * p);
 
   function render(spec) {
     var el = document.getElementById('chart-' + spec.id);
@@ -38,7 +69,8 @@ export const CLIENT_SCRIPT = `(function () {
         dash: s.dash ? [6, 4] : undefined,
         fill: stacked ? s.color : undefined,
         paths: stacked ? uPlot.paths.bars({ size: [0.7, 48] }) : undefined,
-        points: { show: !stacked, size: 6 },
+        // filled, so that a run with a single point (one validation) shows it plainly
+        points: { show: !stacked, size: 7, fill: s.color },
         spanGaps: true,
         value: function (u, v, si, idx) {
           return fmt(stacked ? (idx === null ? null : s.own[idx]) : v, spec.share);
@@ -56,11 +88,11 @@ export const CLIENT_SCRIPT = `(function () {
         x: { time: false, range: function () { return stacked || lo === hi ? [lo - 0.5, hi + 0.5] : [lo, hi]; } },
         y: spec.yRange
           ? { range: function () { return [spec.yRange[0], spec.yRange[1]]; } }
-          : stacked ? { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } : {}
+          : stacked ? { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } : { range: fitted }
       },
       axes: [
-        { label: 'round', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500], values: function (u, vals) { return vals.map(String); } },
-        { label: spec.yLabel, size: 56, values: function (u, vals) { return vals.map(function (v) { return tick(v, spec.share); }); } }
+        { label: 'round', incrs: roundIncrs, values: function (u, vals) { return vals.map(String); } },
+        { label: spec.yLabel, size: 56, values: function (u, vals) { return ticks(vals, spec.share); } }
       ]
     };
     var plot = new uPlot(opts, [xs].concat(spec.series.map(function (s) { return s.values; })), el);

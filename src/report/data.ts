@@ -44,7 +44,10 @@ export interface ChartSpec {
   /** values print as percentages (0..1 shown as 0..100 %) */
   readonly share?: boolean;
   readonly x: readonly number[];
+  /** only series with at least one value: the page draws a chart only when one is left */
   readonly series: readonly Series[];
+  /** the line shown instead of a chart that has no rounds or no series with data */
+  readonly nodata: string;
 }
 
 export interface ScoreTable {
@@ -81,8 +84,15 @@ export interface StepView {
   readonly calls: readonly CallView[];
 }
 
+export interface MessageView {
+  readonly role: string;
+  readonly content: string;
+}
+
 export interface TurnView {
   readonly turn: number;
+  /** the messages that opened the turn (absent in records written before they were kept) */
+  readonly request?: readonly MessageView[];
   readonly label?: Label;
   /** null: not checked (the turn needed no call) */
   readonly passed: boolean | null;
@@ -178,6 +188,10 @@ export function accuracyPoints(run: LoadedRun): Map<number, Summary> {
   return points;
 }
 
+/** whether a series has anything to draw */
+export const hasData = (values: readonly (number | null)[]): boolean =>
+  values.some((v) => v !== null && Number.isFinite(v));
+
 const union = (lists: readonly (readonly number[])[]): number[] =>
   [...new Set(lists.flat())].sort((a, b) => a - b);
 
@@ -196,17 +210,20 @@ function accuracyCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
     yLabel: 'accuracy %',
     yRange: [0, 100],
     x,
-    series: runs.map((_, i) => ({
-      label: pages[i]!.name,
-      color: pages[i]!.color,
-      values: x.map((round) => {
-        const s = points[i]!.get(round);
-        if (!s) return null;
-        if (panel.key === 'average') return s.average;
-        const c = s.categories[panel.key];
-        return c && c.n > 0 ? c.accuracy : null;
-      }),
-    })),
+    nodata: 'no evaluation yet: no eval-start, validation or eval-final in these runs',
+    series: runs
+      .map((_, i) => ({
+        label: pages[i]!.name,
+        color: pages[i]!.color,
+        values: x.map((round) => {
+          const s = points[i]!.get(round);
+          if (!s) return null;
+          if (panel.key === 'average') return s.average;
+          const c = s.categories[panel.key];
+          return c && c.n > 0 ? c.accuracy : null;
+        }),
+      }))
+      .filter((s) => hasData(s.values)),
   }));
 }
 
@@ -214,20 +231,29 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
   const x = union(runs.map((r) => r.rounds.map((rd) => rd.round)));
   type Pick = (rd: LoadedRun['rounds'][number]) => number | undefined;
   const lines = (pick: Pick, suffix = '', dash = false): Series[] =>
-    runs.map((run, i) => {
-      const byRound = new Map(run.rounds.map((rd) => [rd.round, rd]));
-      return {
-        label: `${pages[i]!.name}${suffix}`,
-        color: pages[i]!.color,
-        ...(dash ? { dash: true } : {}),
-        values: x.map((round) => {
-          const rd = byRound.get(round);
-          const v = rd ? pick(rd) : undefined;
-          return v === undefined || !Number.isFinite(v) ? null : v;
-        }),
-      };
-    });
-  const chart = (id: string, title: string, yLabel: string, series: Series[], share = false): ChartSpec => ({
+    runs
+      .map((run, i): Series => {
+        const byRound = new Map(run.rounds.map((rd) => [rd.round, rd]));
+        return {
+          label: `${pages[i]!.name}${suffix}`,
+          color: pages[i]!.color,
+          ...(dash ? { dash: true } : {}),
+          values: x.map((round) => {
+            const rd = byRound.get(round);
+            const v = rd ? pick(rd) : undefined;
+            return v === undefined || !Number.isFinite(v) ? null : v;
+          }),
+        };
+      })
+      .filter((s) => hasData(s.values));
+  const chart = (
+    id: string,
+    title: string,
+    yLabel: string,
+    series: Series[],
+    share = false,
+    nodata = 'no round recorded it',
+  ): ChartSpec => ({
     id: `training-${id}`,
     title,
     kind: 'line',
@@ -235,7 +261,11 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
     ...(share ? { share: true, yRange: [0, 1] as const } : {}),
     x,
     series,
+    nodata: x.length === 0 ? 'no completed round yet' : nodata,
   });
+  // a learner that keeps running totals (a remote one) reports its KL prefills with its request
+  // times; without them the record's 0 means "not counted", not "none spent"
+  const reportsTotals = (rd: LoadedRun['rounds'][number]) => rd.usage?.requests !== undefined;
   // only for runs that recorded what they spent (older ones did not)
   const usageCharts = (): ChartSpec[] => [
     chart(
@@ -248,7 +278,7 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
         ...lines((rd) => rd.usage?.cachedPromptTokens, ' cached (service)', true),
         ...lines((rd) => rd.usage?.sampledTokens, ' sampled', true),
         ...lines((rd) => rd.usage?.trainedTokens, ' trained', true),
-        ...lines((rd) => rd.usage?.klPrefillTokens, ' KL prefill', true),
+        ...lines((rd) => (reportsTotals(rd) ? rd.usage?.klPrefillTokens : undefined), ' KL prefill', true),
       ],
     ),
     chart(
@@ -256,6 +286,8 @@ function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
       'Sampler against trainer: mean ratio pi/pi_old (solid), k3 KL(sampler || trainer) (dashed)',
       'ratio, KL',
       [...lines((rd) => rd.learner.meanRatio), ...lines((rd) => rd.learner.samplerKl, ' KL', true)],
+      false,
+      "no sampler/trainer comparison: no round recorded one (the ratio needs a round that trained on a token, the KL a learner that reports it, as Tinker's does)",
     ),
   ];
   return [
@@ -327,11 +359,14 @@ function stacked(
   x: readonly number[],
   parts: readonly { label: string; color: string; values: readonly (number | null)[] }[],
   share: boolean,
+  nodata: string,
 ): ChartSpec {
-  const series: Series[] = parts.map((p, pi) => ({
+  // a part never above zero draws no bar, only a legend entry
+  const drawn = parts.filter((p) => p.values.some((v) => v !== null && v > 0));
+  const series: Series[] = drawn.map((p, pi) => ({
     label: p.label,
     color: p.color,
-    values: x.map((_, xi) => parts.slice(0, pi + 1).reduce((sum, q) => sum + (q.values[xi] ?? 0), 0)),
+    values: x.map((_, xi) => drawn.slice(0, pi + 1).reduce((sum, q) => sum + (q.values[xi] ?? 0), 0)),
     own: p.values,
   }));
   return {
@@ -342,6 +377,7 @@ function stacked(
     ...(share ? { share: true, yRange: [0, 1] as const } : {}),
     x,
     series: series.reverse(),
+    nodata: x.length === 0 ? 'no completed round yet' : nodata,
   };
 }
 
@@ -359,6 +395,7 @@ function labelChart(run: LoadedRun, id: string): ChartSpec {
       values: run.rounds.map((r, i) => (totals[i]! > 0 ? (r.labels[label] ?? 0) / totals[i]! : 0)),
     })),
     true,
+    'no diagnosis label recorded',
   );
 }
 
@@ -388,6 +425,7 @@ function weightChart(run: LoadedRun, id: string): ChartSpec | undefined {
     run.rounds.map((r) => r.round),
     bins,
     true,
+    'no w_j recorded',
   );
 }
 
@@ -412,6 +450,7 @@ function timingChart(run: LoadedRun, id: string): ChartSpec {
       }),
     })),
     false,
+    'no wall times recorded',
   );
 }
 
@@ -517,6 +556,14 @@ function rolloutView(r: RolloutRecord, max: number): RolloutView {
     // optional chaining below: a hand-edited or truncated trajectory should cost its details, not the report
     turns: r.trajectory.turns.map((t, i) => ({
       turn: t.turn,
+      ...(Array.isArray(t.request)
+        ? {
+            request: t.request.map((m) => ({
+              role: String(m?.role),
+              content: clipText(String(m?.content), max),
+            })),
+          }
+        : {}),
       ...(r.labels[i] ? { label: r.labels[i] } : {}),
       passed: t.check?.checked ? t.check.passed : null,
       ...(t.check?.failure ? { failure: t.check.failure } : {}),
@@ -613,7 +660,7 @@ function costFacts(run: LoadedRun): [string, string][] {
   return [
     [
       'tokens',
-      `${sum((u) => u.promptTokens)} prompt (${sum((u) => u.sharedPrefixTokens)} a shared prefix${used.some((u) => u.cachedPromptTokens !== undefined) ? `, ${sum((u) => u.cachedPromptTokens ?? 0)} served from the service's cache` : ''}), ${sum((u) => u.sampledTokens)} sampled, ${sum((u) => u.trainedTokens)} trained (${sum((u) => u.trainReadTokens)} read by the passes), ${sum((u) => u.klPrefillTokens)} KL prefill${cost}`,
+      `${sum((u) => u.promptTokens)} prompt (${sum((u) => u.sharedPrefixTokens)} a shared prefix${used.some((u) => u.cachedPromptTokens !== undefined) ? `, ${sum((u) => u.cachedPromptTokens ?? 0)} served from the service's cache` : ''}), ${sum((u) => u.sampledTokens)} sampled, ${sum((u) => u.trainedTokens)} trained (${sum((u) => u.trainReadTokens)} read by the passes)${used.some((u) => u.requests !== undefined) ? `, ${sum((u) => u.klPrefillTokens)} KL prefill` : ''}${cost}`,
     ],
     ...billed,
   ];

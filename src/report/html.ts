@@ -132,14 +132,16 @@ pre.err { background: #fdecea; }
 pre.raw { background: #fff; border: 1px solid var(--line); }
 pre.raw::before, pre.call-text::before { color: var(--muted); font-style: italic; }
 pre.raw::before { content: 'model: '; }
+pre.msg { background: #e8f1fb; margin-left: 0; }
+pre.msg::before { content: attr(data-role) ': '; color: var(--muted); font-style: italic; }
 pre.call-text::before { content: 'call: '; }
 .call { margin: 4px 0; }
 `;
 
 function chartBlock(spec: ChartSpec): Markup {
   return html`<div class="panel"><h4>${spec.title}</h4>${
-    spec.x.length === 0
-      ? html`<div class="nodata">no data yet</div>`
+    spec.x.length === 0 || spec.series.length === 0
+      ? html`<div class="nodata">${spec.nodata}</div>`
       : html`<div class="chart" id="${`chart-${spec.id}`}" data-chart="${spec.id}"></div>`
   }</div>`;
 }
@@ -181,7 +183,9 @@ const labelChip = (l: unknown) => html`<span class="${`lbl l-${String(l)}`}">${l
 function turnBlock(t: TurnView): Markup {
   const verdict =
     t.passed === null ? 'not checked' : t.passed ? 'passed' : `failed${t.failure ? ` (${t.failure})` : ''}`;
-  return html`<div class="turn"><div class="turn-head">turn ${t.turn} ${t.label ? labelChip(t.label) : ''} <span class="muted">${verdict}, ${t.tools} tools visible, ${t.steps.length} step(s)</span></div>${t.steps.map(
+  return html`<div class="turn"><div class="turn-head">turn ${t.turn} ${t.label ? labelChip(t.label) : ''} <span class="muted">${verdict}, ${t.tools} tools visible, ${t.steps.length} step(s)</span></div>${(
+    t.request ?? []
+  ).map((m) => html`<pre class="msg" data-role="${m.role}">${m.content}</pre>`)}${t.steps.map(
     (s, i) =>
       html`<div class="step"><div class="muted">step ${i + 1}</div>${
         s.rawText !== undefined ? html`<pre class="raw">${s.rawText}</pre>` : ''
@@ -231,7 +235,7 @@ ${browserBlock(run.browser)}
 
 export function renderReport(page: PageData, assets: Assets = loadAssets()): string {
   const charts = [...page.accuracy, ...page.training, ...page.runs.flatMap((r) => r.charts)].filter(
-    (c) => c.x.length > 0,
+    (c) => c.x.length > 0 && c.series.length > 0,
   );
   const dataJson = scriptJson({ charts });
   const csp = `default-src 'none'; script-src ${sha256(assets.uplotJs)} ${sha256(CLIENT_SCRIPT)}; style-src 'unsafe-inline'; img-src data:`;

@@ -5,7 +5,7 @@
  */
 import type { ClassName } from '../envs/bfcl/apis/api.js';
 import type { TurnFailure } from '../envs/bfcl/checker.js';
-import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
+import type { Category, ChatMessage, SuiteName } from '../envs/bfcl/data/tasks.js';
 import type { JsonValue } from '../envs/bfcl/py/values.js';
 import type { ArgumentIssue } from './schema.js';
 
@@ -51,6 +51,12 @@ export interface TurnCheckRecord {
 
 export interface TurnRecord {
   readonly turn: number;
+  /**
+   * the messages that opened the turn, as the policy was shown them: the user's request (on a
+   * miss_func reveal turn, the fixed message that tools were added); absent in records written
+   * before it was kept
+   */
+  readonly request?: readonly ChatMessage[];
   /** tool names the policy could see this turn */
   readonly availableTools: readonly string[];
   readonly steps: readonly StepRecord[];

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../src/agent/formats/index.js';
 import { rollout } from '../../src/agent/rollout.js';
+import { trajectoryFromCalls } from '../../src/agent/trajectory.js';
+import { ADDITIONAL_FUNCTION_MESSAGE } from '../../src/envs/bfcl/episode.js';
 import { BASE_CHECKPOINT_DIR, TOKENIZER_FILE } from '../../src/nn/checkpoint.js';
 import { Tokenizer } from '../../src/nn/tokenizer.js';
 import { embeddedPromptLength } from '../../src/policy/embedded/policy.js';
@@ -91,6 +93,32 @@ describe('rollout loop', () => {
       expect(step.logprobs).toEqual([-0.1, -0.2, -0.3]);
       expect(step.latencyMs).toBeGreaterThanOrEqual(0);
       expect(step.usage?.completionTokens).toBeGreaterThanOrEqual(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("records each turn's request as the model was sent it, the reveal turn's fixed message too", async () => {
+    const missFunc = data.tasks.find((t) => t.category === 'miss_func' && t.missedFunction)!;
+    // the native format sends tool results as tool messages: the user messages are the turns' own
+    const server = await startFakeModelServer(bfclPlayer(data, { [missFunc.id]: 'gt' }, 'native'));
+    try {
+      const t = await rollout(missFunc, data, policyFor(server.url), { format: formatAdapter('native') });
+      expect(t.turns).toHaveLength(missFunc.question.length);
+      // the user messages of the last request sent: every turn's, in order
+      const last = server.requests.at(-1)!.messages ?? [];
+      const sentUser = last.filter((m) => m.role === 'user').map((m) => m.content);
+      expect(t.turns.flatMap((turn) => turn.request!.map((m) => m.content))).toEqual(sentUser);
+      const reveal = t.turns[missFunc.missedFunction!.turn]!;
+      expect(reveal.request).toEqual([{ role: 'user', content: ADDITIONAL_FUNCTION_MESSAGE }]);
+      expect(t.turns[0]!.request).toEqual(missFunc.question[0]);
+
+      // a trajectory rebuilt from calls alone (a BFCL result file) has them as well
+      const calls = t.turns.map((turn) =>
+        turn.steps.filter((st) => st.calls.length > 0).map((st) => st.calls.map((c) => c.call)),
+      );
+      const rebuilt = trajectoryFromCalls(missFunc, calls, data);
+      expect(rebuilt.turns.map((turn) => turn.request)).toEqual(t.turns.map((turn) => turn.request));
     } finally {
       await server.close();
     }

@@ -1,15 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { turnMessages } from '../../src/envs/bfcl/episode.js';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { buildPage, DEFAULT_REPORT_OPTIONS, sampleRollouts } from '../../src/report/data.js';
 import { escapeHtml, renderReport, scriptJson } from '../../src/report/html.js';
 import { type LoadedRun, loadRun } from '../../src/report/load.js';
 import type { RolloutRecord } from '../../src/train/record.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
 import { HOSTILE_TEXT, writeRunFixture } from '../support/runFixture.js';
+import { tinyTrainFlags } from '../support/tiny-run.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -21,14 +24,24 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const SCREENSHOT = join(ROOT, 'test-results', 'report.png');
+const TRAIN_SCREENSHOT = join(ROOT, 'test-results', 'report-train.png');
 
 const root = mkdtempSync(join(tmpdir(), 'seal-report-'));
-const runs = { seal: join(root, 'seal'), vanilla: join(root, 'vanilla'), killed: join(root, 'killed') };
+const runs = {
+  seal: join(root, 'seal'),
+  vanilla: join(root, 'vanilla'),
+  killed: join(root, 'killed'),
+  tinker: join(root, 'tinker'),
+  old: join(root, 'old'),
+  train: join(root, 'train'),
+};
 
 beforeAll(async () => {
   writeRunFixture(runs.seal, { method: 'seal', seed: 1, rounds: 4 });
   writeRunFixture(runs.vanilla, { method: 'vanilla', seed: 2, rounds: 4 });
   writeRunFixture(runs.killed, { method: 'seal', seed: 3, rounds: 2, killedMidRound: true });
+  writeRunFixture(runs.tinker, { method: 'seal', seed: 4, rounds: 3, learner: 'tinker' });
+  writeRunFixture(runs.old, { method: 'seal', seed: 5, rounds: 2, old: true });
   await buildDist();
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -104,6 +117,39 @@ describe('page building blocks', () => {
   });
 });
 
+describe('series and charts with no data', () => {
+  it('leaves out a series with no value, and says in a line why a chart with none is not drawn', () => {
+    const run = loadRun(runs.seal);
+    // an embedded run whose rounds never trained a token: no ratio, and no learner KL either
+    const untrained: LoadedRun = {
+      ...run,
+      rounds: run.rounds.map((rd) => {
+        const { meanRatio: _, ...learner } = rd.learner;
+        return { ...rd, learner };
+      }),
+    };
+    const page = buildPage([untrained, loadRun(runs.tinker)]);
+    const agreement = page.training.find((c) => c.id === 'training-agreement')!;
+    expect(agreement.series.map((s) => s.label)).toEqual(['tinker', 'tinker KL']);
+
+    const alone = buildPage([untrained]);
+    const empty = alone.training.find((c) => c.id === 'training-agreement')!;
+    expect(empty.series).toEqual([]);
+    const text = renderReport(alone);
+    expect(text).toContain(`<div class="nodata">${escapeHtml(empty.nodata)}</div>`);
+    expect(empty.nodata).toMatch(/^no sampler\/trainer comparison: /);
+    expect(text).not.toContain('id="chart-training-agreement"');
+    const data = JSON.parse(text.match(/id="report-data" type="application\/json">(.*?)<\/script>/s)![1]!);
+    expect(data.charts.map((c: { id: string }) => c.id)).not.toContain('training-agreement');
+    // every chart the page carries has a series with a value
+    for (const c of data.charts as { id: string; series: { values: (number | null)[] }[] }[])
+      expect(
+        c.series.some((s) => s.values.some((v) => v !== null)),
+        c.id,
+      ).toBe(true);
+  });
+});
+
 describe('the run facts', () => {
   it('name the supervised control (policy gradient off) for what it is', () => {
     const run = loadRun(runs.vanilla);
@@ -152,86 +198,229 @@ describe('the size of the page', () => {
   });
 });
 
+interface ChartCheck {
+  readonly id: string;
+  readonly width: number;
+  readonly height: number;
+  /** pixels in a series' own colour: the data drawn, not just axes and grid */
+  readonly inked: number;
+  readonly rendered?: string;
+  /** series of the chart's spec with at least one value */
+  readonly withData: number;
+}
+
+interface PanelCheck {
+  readonly title: string;
+  readonly chart: boolean;
+  readonly note: string | null;
+}
+
+interface OpenReport {
+  readonly page: Page;
+  readonly charts: readonly ChartCheck[];
+  readonly panels: readonly PanelCheck[];
+}
+
+/**
+ * Opens a report offline in headless Chromium, hands it to `look`, and then fails on anything the
+ * page complained of meanwhile: a page error, a console error or warning, any request at all.
+ */
+async function inReport(file: string, look: (r: OpenReport) => Promise<void>, screenshot?: string) {
+  const url = pathToFileURL(file).href;
+  const profile = mkdtempSync(join(tmpdir(), 'seal-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: CHROMIUM_ARGS,
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+  });
+  try {
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (q) => problems.push(`request failed: ${q.url()}`));
+    page.on('request', (q) => {
+      if (q.url() !== url) problems.push(`request: ${q.url()}`);
+    });
+    await page.goto(url, { waitUntil: 'load' });
+    // uPlot draws in a microtask after the page's script ran: let every chart's draw (or throw) happen
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    const charts = (await page.evaluate(`(() => {
+      const specs = JSON.parse(document.getElementById('report-data').textContent).charts;
+      const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+      return [...document.querySelectorAll('.chart')].map((el) => {
+        const c = el.querySelector('canvas');
+        const spec = specs.find((s) => 'chart-' + s.id === el.id);
+        const withData = spec ? spec.series.filter((s) => s.values.some((v) => v !== null && isFinite(v))).length : 0;
+        if (!c || !spec) return { id: el.id, width: 0, height: 0, inked: 0, rendered: el.dataset.rendered, withData };
+        const colours = spec.series.map((s) => rgb(s.color));
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let inked = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          if (d[i + 3] < 250) continue;
+          if (colours.some(([r, g, b]) => Math.abs(d[i] - r) + Math.abs(d[i + 1] - g) + Math.abs(d[i + 2] - b) < 12)) inked++;
+        }
+        return { id: el.id, width: c.width, height: c.height, inked, rendered: el.dataset.rendered, withData };
+      });
+    })()`)) as ChartCheck[];
+    const panels = (await page.evaluate(`[...document.querySelectorAll('.panel')].map((p) => ({
+      title: p.querySelector('h4').textContent,
+      chart: !!p.querySelector('.chart canvas'),
+      note: p.querySelector('.nodata') ? p.querySelector('.nodata').textContent : null,
+    }))`)) as PanelCheck[];
+    for (const c of charts) {
+      expect(c, c.id).toMatchObject({ rendered: 'true' });
+      expect(c.withData, c.id).toBeGreaterThan(0);
+      expect(c.width, c.id).toBeGreaterThan(200);
+      expect(c.height, c.id).toBeGreaterThan(100);
+      // a lone point (a chart of one validation) is some 30 pixels
+      expect(c.inked, c.id).toBeGreaterThan(20);
+    }
+    // every panel is a drawn chart or says in a line why there is none: never an empty legend
+    for (const p of panels) expect(p.chart !== (p.note !== null), p.title).toBe(true);
+    for (const p of panels) if (p.note !== null) expect(p.note.length, p.title).toBeGreaterThan(10);
+    await look({ page, charts, panels });
+    if (screenshot) {
+      mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+      await page.screenshot({ path: screenshot, fullPage: true });
+    }
+    expect(problems).toEqual([]);
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  if (screenshot) expect(readFileSync(screenshot).subarray(1, 4).toString()).toBe('PNG');
+}
+
+/** the series labels of a chart in the page's data */
+async function seriesOf(page: Page, id: string): Promise<string[]> {
+  return (await page.evaluate(
+    `JSON.parse(document.getElementById('report-data').textContent).charts.find((c) => c.id === ${JSON.stringify(id)})?.series.map((s) => s.label) ?? []`,
+  )) as string[];
+}
+
+/** opens the first round of a run, then its first rollout, and returns that rollout */
+async function openFirstRollout(page: Page, run: string) {
+  const round = page.locator(`#${run} details.round`).first();
+  await round.locator('summary').first().click();
+  const rollout = round.locator('details.rollout').first();
+  await rollout.locator('summary').click();
+  expect(await rollout.getAttribute('open')).not.toBeNull();
+  await expect.poll(() => rollout.locator('.turn .step').first().isVisible()).toBe(true);
+  return { round, rollout };
+}
+
 describe('the report in headless Chromium', () => {
   it('loads offline with no errors, draws every chart, expands trajectories, keeps model output inert', async () => {
     const out = join(root, 'report.html');
     const r = await seal(['report', runs.seal, runs.vanilla, runs.killed, '--out', out, '--rollouts', '6']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const url = pathToFileURL(out).href;
 
-    const profile = mkdtempSync(join(tmpdir(), 'seal-chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: CHROMIUM_ARGS,
-      headless: true,
-      viewport: { width: 1400, height: 1000 },
+    await inReport(
+      out,
+      async ({ page, charts, panels }) => {
+        // 5 accuracy panels (average + 4 categories), 11 training charts (tokens and sampler
+        // against trainer among them), per run: labels, w_j, timings
+        expect(charts).toHaveLength(5 + 11 + 3 * 3);
+        expect(panels.filter((p) => p.note !== null)).toEqual([]);
+        // the embedded learner's ratio differs from 1 by 1e-8: drawn, not a page error
+        expect(charts.find((c) => c.id === 'chart-training-agreement')).toBeDefined();
+        // what an embedded learner does not report is left out, not drawn as zeros
+        const tokens = await seriesOf(page, 'training-usage');
+        expect(tokens).toContain('seal prompt');
+        expect(tokens.filter((l) => /cached|KL prefill/.test(l))).toEqual([]);
+        expect(await seriesOf(page, 'training-agreement')).toEqual(['seal', 'vanilla', 'killed']);
+
+        // the trajectory browser: a round, then a rollout, opens onto its turns and steps
+        const { round, rollout } = await openFirstRollout(page, 'run1');
+        expect(await rollout.locator('.turn-head .lbl').count()).toBeGreaterThan(0);
+        expect(await round.locator('details.rollout').count()).toBe(6);
+        // each turn's request above its steps
+        const turns = rollout.locator('.turn');
+        expect(await turns.first().locator('pre.msg[data-role="user"]').count()).toBe(1);
+        expect(await rollout.locator('pre.msg').count()).toBe(await turns.count());
+
+        // hostile model output and config values are shown as text and never run
+        const hostile = page.locator('pre.raw', { hasText: 'window.__pwned = 1' });
+        expect(await hostile.count()).toBeGreaterThan(0);
+        expect(await hostile.first().textContent()).toBe(HOSTILE_TEXT);
+        expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+        expect(await page.evaluate(`document.querySelectorAll('img, b').length`)).toBe(0);
+        expect(await page.evaluate(`document.scripts.length`)).toBe(3);
+      },
+      SCREENSHOT,
+    );
+  });
+
+  it('draws a Tinker run with its own series (cache hits, KL prefill, sampler KL) beside an embedded one', async () => {
+    const out = join(root, 'tinker.html');
+    const r = await seal(['report', runs.tinker, runs.seal, '--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    await inReport(out, async ({ page, panels }) => {
+      expect(panels.filter((p) => p.note !== null)).toEqual([]);
+      const tokens = await seriesOf(page, 'training-usage');
+      expect(tokens).toEqual(
+        expect.arrayContaining(['tinker cached (service)', 'tinker KL prefill', 'seal prompt']),
+      );
+      expect(tokens.filter((l) => l.startsWith('seal ') && /cached|KL prefill/.test(l))).toEqual([]);
+      expect(await seriesOf(page, 'training-agreement')).toEqual(['tinker', 'seal', 'tinker KL']);
+      expect(await page.locator('#run1 table.facts').first().textContent()).toMatch(/KL prefill/);
     });
-    try {
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      page.on('requestfailed', (q) => problems.push(`request failed: ${q.url()}`));
-      page.on('request', (q) => {
-        if (q.url() !== url) problems.push(`request: ${q.url()}`);
-      });
-      await page.goto(url, { waitUntil: 'load' });
+  });
 
-      // 5 accuracy panels (average + 4 categories), 9 training charts, per run: labels, w_j, timings
-      // "drew something" means the data: pixels in a series' own colour, not just axes and grid
-      const charts = (await page.evaluate(`(() => {
-        const specs = JSON.parse(document.getElementById('report-data').textContent).charts;
-        const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
-        return [...document.querySelectorAll('.chart')].map((el) => {
-          const c = el.querySelector('canvas');
-          const spec = specs.find((s) => 'chart-' + s.id === el.id);
-          if (!c || !spec) return { id: el.id, width: 0, height: 0, inked: 0, rendered: el.dataset.rendered };
-          const colours = spec.series.map((s) => rgb(s.color));
-          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-          let inked = 0;
-          for (let i = 0; i < d.length; i += 4) {
-            if (d[i + 3] < 250) continue;
-            if (colours.some(([r, g, b]) => Math.abs(d[i] - r) + Math.abs(d[i + 1] - g) + Math.abs(d[i + 2] - b) < 12)) inked++;
-          }
-          return { id: el.id, width: c.width, height: c.height, inked, rendered: el.dataset.rendered };
-        });
-      })()`)) as { id: string; width: number; height: number; inked: number; rendered?: string }[];
-      expect(charts).toHaveLength(5 + 9 + 3 * 3);
-      for (const c of charts) {
-        expect(c, c.id).toMatchObject({ rendered: 'true' });
-        expect(c.width, c.id).toBeGreaterThan(200);
-        expect(c.height, c.id).toBeGreaterThan(100);
-        expect(c.inked, c.id).toBeGreaterThan(50);
-      }
+  it('renders a run recorded before turns kept their request (and rounds their usage)', async () => {
+    const r = await seal(['report', runs.old]);
+    expect(r.code).toBe(0);
+    await inReport(join(runs.old, 'report.html'), async ({ page, charts }) => {
+      expect(charts.map((c) => c.id)).not.toContain('chart-training-usage');
+      const { rollout } = await openFirstRollout(page, 'run1');
+      expect(await rollout.locator('.turn').count()).toBeGreaterThan(0);
+      expect(await rollout.locator('pre.msg').count()).toBe(0);
+    });
+  });
 
-      // the trajectory browser: a round, then a rollout, opens onto its turns and steps
-      const round = page.locator('#run1 details.round').first();
-      await round.locator('summary').first().click();
-      const rollout = round.locator('details.rollout').first();
-      await rollout.locator('summary').click();
-      expect(await rollout.getAttribute('open')).not.toBeNull();
-      await expect.poll(() => rollout.locator('.turn .step').first().isVisible()).toBe(true);
-      expect(await rollout.locator('.turn-head .lbl').count()).toBeGreaterThan(0);
-      expect(await round.locator('details.rollout').count()).toBe(6);
+  it('opens the report of a real short `seal train` with every panel drawn or explained', async () => {
+    const flags = tinyTrainFlags({ groupSize: 4 });
+    const r = await seal(['train', '--out', runs.train, ...flags]);
+    expect(r.code, r.stderr).toBe(0);
 
-      // hostile model output and config values are shown as text and never run
-      const hostile = page.locator('pre.raw', { hasText: 'window.__pwned = 1' });
-      expect(await hostile.count()).toBeGreaterThan(0);
-      expect(await hostile.first().textContent()).toBe(HOSTILE_TEXT);
-      expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
-      expect(await page.evaluate(`document.querySelectorAll('img, b').length`)).toBe(0);
-      expect(await page.evaluate(`document.scripts.length`)).toBe(3);
-
-      mkdirSync(join(ROOT, 'test-results'), { recursive: true });
-      await page.screenshot({ path: SCREENSHOT, fullPage: true });
-      expect(problems).toEqual([]);
-    } finally {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
+    // every turn's request is recorded: the messages that opened it, as the policy saw them
+    const data = loadMiniSuite();
+    const lines = readdirSync(join(runs.train, 'rollouts'))
+      .sort()
+      .flatMap((f) =>
+        readFileSync(join(runs.train, 'rollouts', f), 'utf8')
+          .trim()
+          .split('\n'),
+      );
+    expect(lines.length).toBe(2 * 2 * 4);
+    for (const line of lines) {
+      const row = JSON.parse(line) as RolloutRecord;
+      const task = data.byId.get(row.taskId)!;
+      expect(row.trajectory.turns.map((t) => t.request)).toEqual(
+        row.trajectory.turns.map((t) => turnMessages(task, t.turn)),
+      );
     }
-    expect(readFileSync(SCREENSHOT).subarray(1, 4).toString()).toBe('PNG');
+
+    // the report `seal train` wrote itself
+    await inReport(
+      join(runs.train, 'report.html'),
+      async ({ page, charts }) => {
+        expect(charts.length).toBeGreaterThanOrEqual(5 + 9 + 2);
+        const { rollout } = await openFirstRollout(page, 'run1');
+        const first = lines
+          .map((l) => JSON.parse(l) as RolloutRecord)
+          .find((x) => x.round === 1 && x.group === 0 && x.sample === 0)!;
+        const request = rollout.locator('.turn').first().locator('pre.msg').first();
+        expect(await request.textContent()).toBe(first.trajectory.turns[0]!.request![0]!.content);
+        expect(await request.isVisible()).toBe(true);
+      },
+      TRAIN_SCREENSHOT,
+    );
   });
 });

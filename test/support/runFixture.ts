@@ -18,6 +18,7 @@ import { diagnose, labelsOf } from '../../src/seal/diagnosis.js';
 import { evolve, type InterfaceState, initialInterfaceState } from '../../src/seal/interface/state.js';
 import type { Label } from '../../src/seal/labels.js';
 import { FailureProfile } from '../../src/seal/profile.js';
+import type { Trajectory } from '../../src/seal/trajectory.js';
 import { applyWeights, rolloutWeight } from '../../src/seal/weighting.js';
 import {
   type Method,
@@ -29,6 +30,7 @@ import {
   type RunManifest,
   roundName,
 } from '../../src/train/record.js';
+import type { RoundUsage } from '../../src/train/usage.js';
 import { Rng } from '../../src/util/rng.js';
 
 /** Model output that must stay text in the report: markup, a script, an image that would fetch. */
@@ -47,6 +49,14 @@ export interface FixtureOptions {
   readonly finished?: boolean;
   /** end as if killed mid-round: a torn last line in rounds.jsonl and a half-written next round */
   readonly killedMidRound?: boolean;
+  /**
+   * the learner the record is shaped after: embedded (what it reports: a mean ratio within 1e-7 of
+   * 1, no KL to the sampler, no request times) or Tinker (the sampler's cache hits, KL prefills,
+   * request times, the KL to the sampler; a tinker learner in run.json)
+   */
+  readonly learner?: 'embedded' | 'tinker';
+  /** as written before the record kept each turn's request and each round's usage: neither */
+  readonly old?: boolean;
 }
 
 let suite: BfclData | undefined;
@@ -137,6 +147,35 @@ function writeEval(dir: string, tasks: readonly BfclTask[], skill: number, r: ()
   return summary;
 }
 
+/** a trajectory as records had it before each turn kept its request */
+function withoutRequests(t: Trajectory): Trajectory {
+  return { ...t, turns: t.turns.map(({ request: _, ...turn }) => turn) };
+}
+
+/** a round's tokens as the loop counts them; a Tinker learner's running totals on top */
+function usage(rollouts: readonly RolloutRecord[], tinker: boolean, r: () => number): RoundUsage {
+  const steps = rollouts.flatMap((x) => x.trajectory.turns.flatMap((t) => t.steps));
+  const promptTokens = steps.reduce((s, st) => s + (st.usage?.promptTokens ?? 0), 0);
+  const sampledTokens = steps.reduce((s, st) => s + (st.usage?.completionTokens ?? 0), 0);
+  const base = {
+    promptTokens,
+    sharedPrefixTokens: Math.floor(promptTokens * 0.7),
+    sampledTokens,
+    trainedTokens: Math.floor(sampledTokens * 0.6),
+    trainReadTokens: promptTokens + sampledTokens,
+  };
+  if (!tinker) return { ...base, klPrefillTokens: 0 };
+  const route = (count: number) => ({ count, ms: 400 * count * (1 + r()), afterAcceptMs: 300 * count });
+  return {
+    ...base,
+    cachedPromptTokens: Math.floor(promptTokens * 0.5 * (1 + r()) * 0.6),
+    klPrefillTokens: promptTokens + sampledTokens,
+    session: 'session-1',
+    requests: { forward_backward: route(1), optim_step: route(1), asample: route(rollouts.length) },
+    estimatedCostUsd: 0.01 + 0.01 * r(),
+  };
+}
+
 const NO_CUES = { components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' } } as const;
 
 /** Writes a run folder into `dir` (created) and returns its manifest. */
@@ -150,7 +189,10 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
     validateEvery = 2,
     finished = !opts.killedMidRound,
     killedMidRound = false,
+    learner = 'embedded',
+    old = false,
   } = opts;
+  const tinker = learner === 'tinker';
   const data = miniSuite();
   const recorder = new CallRecorder(data);
   const classOf = (name: string) => data.docs.get(name)?.className;
@@ -173,6 +215,20 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
     base: { checkpoint: 'checkpoints/base', modelSha256: 'ab'.repeat(32) },
     budget: { rounds, tasksPerRound, groupSize, rollouts: rounds * tasksPerRound * groupSize },
     sampling: { temperature: 0.5, topP: 1, maxTokens: 128 },
+    ...(tinker
+      ? {
+          learner: {
+            kind: 'tinker',
+            service: 'http://127.0.0.1:1',
+            baseModel: 'Qwen/Qwen3-8B',
+            loraRank: 32,
+            wire: { asked: 'auto', used: 'json' },
+            tokenizer: { name: 'qwen3', sha256: 'cd'.repeat(32) },
+            format: 'hermes',
+            kl: { on: true, reason: 'klCoef > 0' },
+          },
+        }
+      : {}),
     started: '2026-11-30T22:00:00.000Z',
   };
   mkdirSync(join(dir, RUN_FILES.rolloutsDir), { recursive: true });
@@ -215,7 +271,7 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
       advantage: advantages[i]!,
       weightedAdvantage: weighted[i]!,
       completionTokens: p.completionTokens,
-      trajectory: p.trajectory,
+      trajectory: old ? withoutRequests(p.trajectory) : p.trajectory,
     }));
     const rolloutsPath = join(dir, RUN_FILES.rolloutsDir, `${roundName(round)}.jsonl`);
     writeFileSync(rolloutsPath, rollouts.map((x) => `${JSON.stringify(x)}\n`).join(''));
@@ -285,6 +341,9 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
         meanAbsWeighted: mean(weighted.map(Math.abs)),
       },
       learner: {
+        // the embedded learner's ratio differs from 1 by rounding only (a range its chart must draw)
+        meanRatio: tinker ? 1 + 0.02 * (r() - 0.5) : 1 + 1e-8 * round,
+        ...(tinker ? { samplerKl: 0.001 * r(), samplerEntropy: 0.5 + r() } : {}),
         loss: 0.05 - 0.01 * round + 0.02 * r(),
         pgLoss: 0.04 - 0.01 * round + 0.02 * r(),
         kl: 0.002 * round * (1 + r()),
@@ -302,6 +361,7 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
         validationMs: validated ? 3000 : 0,
         totalMs: 31500,
       },
+      ...(old ? {} : { usage: usage(rollouts, tinker, r) }),
       ...(validation ? { validation } : {}),
       finished: new Date(Date.parse(manifest.started) + round * 31500).toISOString(),
     };

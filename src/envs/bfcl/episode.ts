@@ -66,6 +66,16 @@ export function visibleFunctions(task: BfclTask, data: BfclData, turn: number): 
   return docs;
 }
 
+/**
+ * The messages that open `turn`, as the policy is shown them: the task's own, or on the miss_func
+ * turn that reveals held-out functions the fixed message the reference sends instead.
+ */
+export function turnMessages(task: BfclTask, turn: number): readonly ChatMessage[] {
+  return task.missedFunction?.turn === turn
+    ? [{ role: 'user', content: ADDITIONAL_FUNCTION_MESSAGE }]
+    : (task.question[turn] ?? []);
+}
+
 export class BfclEpisode {
   private readonly env: TaskEnvironment;
   private visible: FunctionDoc[];
@@ -139,12 +149,9 @@ export class BfclEpisode {
   /** What the policy sees at the start of the current turn. */
   observe(): TurnObservation {
     const functions = [...this.visible];
-    const messages = this.added
-      ? [{ role: 'user' as const, content: ADDITIONAL_FUNCTION_MESSAGE }]
-      : this.task.question[this.turnIdx]!;
     return {
       turn: this.turnIdx,
-      messages,
+      messages: turnMessages(this.task, this.turnIdx),
       functions,
       tools: functions.map(toOpenAiTool),
       ...(this.added ? { functionsAdded: this.added } : {}),
