@@ -195,6 +195,17 @@ export interface TinkerServerOptions {
    * server counts the ticks and notes in `Model.ran` the tick each request ran at.
    */
   readonly clockMs?: number;
+  /**
+   * Holds a training request back from running (its turn come) until a request arrives that
+   * `until` accepts, or `timeoutMs` passed: e.g. until the next three seq ids have arrived, which a
+   * client sending them back to back does at once and one awaiting this request's result cannot.
+   * The event order (`RequestRecord.order`, `Model.ran`'s `order`) then shows which it was.
+   */
+  readonly holdRun?: (request: {
+    readonly route: string;
+    readonly seqId: number;
+    readonly body: unknown;
+  }) => { readonly until: (arrived: RequestRecord) => boolean; readonly timeoutMs: number } | undefined;
   /** sampling requests complete this long after they arrive (default: at once) */
   readonly sampleDelayMs?: number;
   /** the max_context_length the capabilities state (default 32768) */
@@ -270,7 +281,7 @@ interface Model {
   readonly waiting: Map<number, () => void>;
   readonly seen: Map<number, { hash: string; requestId: string }>;
   /** the training requests in the order they ran, with the clock tick each ran at (clock mode) */
-  readonly ran: { seqId: number; route: string; tick?: number; at: number }[];
+  readonly ran: { seqId: number; route: string; tick?: number; at: number; order: number }[];
   /** every forward_backward and forward pass in the order they ran: the loss and the datums as received */
   readonly passes: {
     readonly route: 'forward_backward' | 'forward';
@@ -301,8 +312,13 @@ export interface RequestRecord {
   /** the body's size as it came over the wire, and decompressed */
   readonly wireBytes?: number;
   readonly bodyBytes?: number;
-  /** when it arrived (performance.now() of this process), to order it against `Model.ran` */
+  /** when it arrived (performance.now() of this process) */
   readonly at?: number;
+  /**
+   * its place among the server's events (arrivals and training runs, `Model.ran`'s `order`), one
+   * counter: what arrived before a request ran, whatever the scheduler did to either side
+   */
+  readonly order: number;
   /**
    * forward_backward and forward: the body as the server read it (a protobuf body decoded to the
    * JSON form), so a test can recompute the loss from what reached the socket
@@ -595,6 +611,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   }
 
   let ticks = 0;
+  /** arrivals and training runs, counted together */
+  let events = 0;
+  /** training requests held back from running, and what releases each */
+  const held = new Set<{ readonly until: (r: RequestRecord) => boolean; readonly release: () => void }>();
   const tokens: string[] = [];
   const liveTokens = new Map<string, number>();
   function drain(m: Model, onTick = false): void {
@@ -654,8 +674,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       throw new HttpFailure(400, 'load_weights is only allowed as the first request of a model');
     const requestId = newFuture(route);
     m.seen.set(seqId, { hash, requestId });
-    m.waiting.set(seqId, () => {
-      m.ran.push({ seqId, route, at: performance.now() });
+    const run = () => {
+      m.ran.push({ seqId, route, at: performance.now(), order: ++events });
       const current = m.seen.get(seqId)!.requestId;
       if (fault && 'fail' in fault) {
         storedOutcomes.set(current, {
@@ -675,8 +695,24 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         storedOutcomes.set(current, { kind: 'failed', message, category: 'user' });
         failFuture(current, message);
       }
-    });
-    drain(m);
+    };
+    const hold = opts.holdRun?.({ route, seqId, body: fwd ?? body });
+    if (hold) {
+      const entry = {
+        until: hold.until,
+        release: () => {
+          clearTimeout(timer);
+          held.delete(entry);
+          m.waiting.set(seqId, run);
+          drain(m);
+        },
+      };
+      const timer = setTimeout(entry.release, hold.timeoutMs);
+      held.add(entry);
+    } else {
+      m.waiting.set(seqId, run);
+      drain(m);
+    }
     return requestId;
   }
 
@@ -1212,6 +1248,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           accept,
           ...encoded,
           refused: true,
+          order: ++events,
         });
       let body: Record<string, unknown> = {};
       const raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams; pathname?: string } = {
@@ -1276,6 +1313,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           wireBytes: wireBody.length,
           bodyBytes: rawBody.length,
           at: performance.now(),
+          order: ++events,
           ...(raw.fwd ? { fwdbwd: raw.fwd } : {}),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
@@ -1286,6 +1324,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
             : {}),
         };
         requests.push(record);
+        for (const h of [...held]) if (h.until(record)) h.release();
         const key = req.headers['x-api-key'];
         if (r.startsWith('signed/')) {
           // the signature in the URL is the authorisation; no key is asked for
