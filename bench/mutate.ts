@@ -27,13 +27,18 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 interface Break {
   /** short name, for --only and the table */
   readonly name: string;
   /** the kind of mistake it stands for */
   readonly kind: string;
+  /**
+   * the promise it breaks: `docs/PAGE.md: "the sentence"`, quoted from the page (whitespace aside;
+   * `...` leaves out words between two quoted parts); the run stops when the page no longer says it
+   */
+  readonly claim: string;
   readonly file: string;
   readonly search: string;
   readonly replace: string;
@@ -47,11 +52,21 @@ const DATUMS = 'test/learner/tinker/seal-datums.test.ts';
 const TINKER_CLIENT = ['test/tinker/client.test.ts', 'test/tinker/failures.test.ts'];
 const TINKER_TRAIN = 'test/train/tinker.test.ts';
 const RUN_FOLDER = 'test/train/run-folder.test.ts';
+const OFF_POLICY = 'test/train/tinker-off-policy.test.ts';
+const USAGE = 'test/train/tinker-usage.test.ts';
+const AUTH = 'test/tinker/auth.test.ts';
+const BAD_ROLLOUT = 'test/learner/tinker/bad-rollout.test.ts';
+const CHECKPOINTS = 'test/tinker/checkpoints.test.ts';
+const CHECKPOINTS_CLI = 'test/tinker/checkpoints-cli.test.ts';
+const HOSTILE = 'test/tinker/download-hostile.test.ts';
+const DOWNLOAD_CLI = 'test/tinker/download-cli.test.ts';
 
 export const BREAKS: readonly Break[] = [
   {
     name: 'sign-wire',
     kind: 'flip a sign: advantages negated between the datums and the wire (wireDatum)',
+    claim:
+      'docs/commands/train.md: "rollouts are rendered in the model\'s own chat template, sampled by the service, and trained with Tinker\'s `ppo` loss on exactly the sampled tokens"',
     file: 'src/learner/tinker/learner.ts',
     search: '...(f.advantages ? { advantages: f.advantages.data } : {}),',
     replace: '...(f.advantages ? { advantages: f.advantages.data.map((a) => -a) } : {}),',
@@ -60,6 +75,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'mask-shift',
     kind: 'shifted mask: a token trained when the token before it was (policyDatums)',
+    claim:
+      'docs/commands/train.md: "Each step of a rollout is the sampler\'s prompt ids and completion ids; ... so one forward pass gives every completion the logprobs it was sampled with"',
     file: 'src/learner/tinker/seal-datums.ts',
     search: 'if (!(d.weights[t]! > 0)) {',
     replace: 'if (!(d.weights[t - 1]! > 0)) {',
@@ -68,6 +85,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'normaliser',
     kind: 'wrong normaliser: advantages over N + 1 trained tokens (policyDatums)',
+    claim:
+      'docs/tinker-protocol.md: "Losses are sums over tokens on every server; normalise through the advantages or weights."',
     file: 'src/learner/tinker/seal-datums.ts',
     search: 'advantages.push(a / n);',
     replace: 'advantages.push(a / (n + 1));',
@@ -76,6 +95,7 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'kl-dropped',
     kind: 'dropped KL: the k3 term not folded into the advantages (policyDatums)',
+    claim: 'docs/tinker-protocol.md: "The server has no KL term: fold one into the advantages."',
     file: 'src/learner/tinker/seal-datums.ts',
     search: 'a += klAdvantage(q, b, loss.klCoef);',
     replace: 'a += 0 * klAdvantage(q, b, loss.klCoef);',
@@ -84,6 +104,7 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'retry-dropped',
     kind: 'drop a retry: a 429 answer is not sent again (http.ts shouldRetry)',
+    claim: 'docs/tinker-protocol.md: "| 429 | waits `retry-after-ms` ... else backs off."',
     file: 'src/tinker/http.ts',
     search: 'return s === 408 || s === 409 || s === 429 || s >= 500;',
     replace: 'return s === 408 || s === 409 || s >= 500;',
@@ -92,6 +113,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'retry-after',
     kind: 'Retry-After ignored: the backoff instead of the wait the server asked for (http.ts)',
+    claim:
+      'docs/tinker-protocol.md: "waits `retry-after-ms` (milliseconds; it wins when both are given), else `Retry-After` (seconds, or an HTTP date)"',
     file: 'src/tinker/http.ts',
     search: 'waitMs = retryAfterMs(answer.headers, this.now) ?? this.backoffMs(retries + 1);',
     replace: 'waitMs = this.backoffMs(retries + 1);',
@@ -100,6 +123,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'seq-skip',
     kind: 'skip a seq id: the third training request of a model takes seq id 4 (client.ts takeSeq)',
+    claim:
+      'docs/tinker-protocol.md: "takes the next `seq_id` when it is *called*, from 1, and none is ever skipped"',
     file: 'src/tinker/client.ts',
     search: 'return this.seq++;',
     replace: 'return this.seq === 3 ? (this.seq += 2) - 1 : this.seq++;',
@@ -108,6 +133,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'idempotency-reuse',
     kind: 'reuse an idempotency key: every request sent under the same key (http.ts)',
+    claim:
+      'docs/tinker-protocol.md: "resends the same body with the same idempotency key (a training request keeps its `seq_id`, so the server runs it once)"',
     file: 'src/tinker/http.ts',
     search: 'export function newIdempotencyKey(): string {\n',
     replace: "export function newIdempotencyKey(): string {\n  if (randomUUID) return 'seal-retry-same';\n",
@@ -116,6 +143,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'eval-base',
     kind: 'seal eval --policy tinker --model CKPT samples the base model, not the checkpoint (eval-tinker.ts)',
+    claim:
+      'docs/commands/eval.md: "`--policy tinker --model NAME_OR_PATH` evaluates a base model, a `tinker://.../sampler_weights/...` path, or a `seal train --learner tinker` checkpoint folder through Tinker sampling"',
     file: 'src/cli/eval-tinker.ts',
     search: 'return { sampler: { modelPath: saved.sampler }, base: saved.baseModel };',
     replace: 'return { sampler: { baseModel: saved.baseModel }, base: saved.baseModel };',
@@ -125,6 +154,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'resume-no-load',
     kind: 'skip load_weights on resume: a resumed Tinker run starts from the base (learner.ts open)',
+    claim:
+      'docs/recipes/tinker-hosted.md: "It creates a new model on the service whose first request is `load_weights` of the last round\'s saved state (weights and Adam state), then carries on."',
     file: 'src/learner/tinker/learner.ts',
     search: '...(saved ? { loadFrom: { path: saved.state, optimizer: true } } : {}),',
     replace: '...(saved && saved.version < 0 ? { loadFrom: { path: saved.state, optimizer: true } } : {}),',
@@ -133,6 +164,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'torn-line',
     kind: 'tolerate a torn line: resume appends the missing rounds.jsonl line after it instead of rewriting (run-folder.ts)',
+    claim:
+      'docs/run-folder.md: "a `rounds.jsonl` line that was not appended (or was torn by the kill) is restored from `state.json`"',
     file: 'src/train/run-folder.ts',
     search: 'if (kept.length !== rows.length || kept.some((r, i) => r !== rows[i])) writeJsonLines(p, kept);',
     replace: 'for (const r of kept) if (!rows.includes(r)) appendJsonLine(p, r);',
@@ -141,6 +174,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'lock-off',
     kind: 'disable the lock: a run folder is taken whoever holds it (eval/run.ts lockRunFolder)',
+    claim:
+      'docs/run-folder.md: "A second `seal train` (a new run into the same `--out`, or a second `--resume`) is refused while the first runs."',
     file: 'src/eval/run.ts',
     search: 'export function lockRunFolder(dir: string): () => void {\n',
     replace: 'export function lockRunFolder(dir: string): () => void {\n  if (dir) return () => {};\n',
@@ -149,14 +184,18 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'offpolicy-resume',
     kind: 'an off-policy resume samples the uncommitted round from the last checkpoint, not the weights it was sampled from (loop.ts samplerOf)',
+    claim:
+      'docs/tinker-protocol.md: "so a run killed before then samples the round again from the same weights on resume"',
     file: 'src/train/loop.ts',
     search: 'return state.nextSampler ?? { checkpoint: state.checkpoint, version: ctx.learner.version };',
     replace: 'return { checkpoint: state.checkpoint, version: ctx.learner.version };',
-    tests: ['test/train/tinker-off-policy.test.ts'],
+    tests: [OFF_POLICY],
   },
   {
     name: 'save-awaited',
     kind: "a round's checkpoint sent only after its step's result: a clock tick more a round (loop.ts learnRound)",
+    claim:
+      'docs/tinker-protocol.md: "sends a round\'s `forward_backward` chunks, its `optim_step` and the checkpoint\'s `save_weights` and `save_weights_for_sampler` back to back and awaits them together"',
     file: 'src/train/loop.ts',
     search: 'if (pass === passes - 1 && learner.queuesCalls) {',
     replace: 'if (pass === passes - 1 && learner.queuesCalls && round < 0) {',
@@ -165,10 +204,312 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'prefill-ahead-lost',
     kind: 'KL prefills started ahead are never used: each is sent again when the pass comes (learner.ts baseLogprobs)',
+    claim:
+      'docs/tinker-protocol.md: "The KL prefills of a group whose rewards differ start as soon as its last rollout ends, while the rest of the round still samples"',
     file: 'src/learner/tinker/learner.ts',
     search: 'const p = this.prefills.get(key);',
     replace: "const p = this.prefills.get(key.concat('!'));",
     tests: ['test/learner/tinker/learner.test.ts'],
+  },
+  // ---- issue 43: the breaks an audit found no test caught -------------------------------------
+  {
+    name: 'offpolicy-interface',
+    kind: 'the round sampled ahead shows the interface from before the last diagnosis (loop.ts runRounds)',
+    claim:
+      'docs/tinker-protocol.md: "With N at or above `passes`, round r+1 samples while round r trains, from the sampler weights round r-1\'s checkpoint saved ... and through the interface round r\'s diagnosis made"',
+    file: 'src/train/loop.ts',
+    search: 'const started = sampleRound(ctx, plan, round + 1, nextTasks, next, before);',
+    replace: 'const started = sampleRound(ctx, plan, round + 1, nextTasks, state.interface, before);',
+    tests: [OFF_POLICY],
+  },
+  {
+    name: 'tar-dotdot',
+    kind: "a member path with '..' after its first part accepted (tar.ts safePath)",
+    claim:
+      'docs/commands/checkpoints.md: "unpacks it into `--out` (new or empty; links, devices and paths outside the folder are refused)"',
+    file: 'src/util/tar.ts',
+    search: "parts.includes('..')",
+    replace: "parts[0] === '..'",
+    tests: [HOSTILE, CHECKPOINTS],
+  },
+  {
+    name: 'lora-b-rank',
+    kind: "a lora_B of another rank than the config's accepted (adapter.ts checkLoraAdapter)",
+    claim:
+      'docs/commands/checkpoints.md: "whose tensors pair up as `lora_A` [r, in] and `lora_B` [out, r] of the config\'s rank"',
+    file: 'src/tinker/adapter.ts',
+    search: 'if (rA !== r || rB !== r)',
+    replace: 'if (rA !== r)',
+    tests: [HOSTILE, CHECKPOINTS],
+  },
+  {
+    name: 'safetensors-trailing',
+    kind: 'bytes after the last tensor accepted (adapter.ts readSafetensorsHeader)',
+    claim:
+      'docs/commands/checkpoints.md: "whose header is read against the file (each tensor\'s dtype and shape fill exactly its byte range, the ranges tile the data)"',
+    file: 'src/tinker/adapter.ts',
+    search: 'if (at !== dataLen)',
+    replace: 'if (at > dataLen)',
+    tests: [HOSTILE, CHECKPOINTS],
+  },
+  {
+    name: 'location-as-is',
+    kind: "a 302's relative Location taken as the URL as it is (checkpoints.ts checkpointArchiveUrl)",
+    claim:
+      'docs/tinker-protocol.md: "a 302 read without following it, a relative `Location` read from the archive route\'s URL"',
+    file: 'src/tinker/checkpoints.ts',
+    search: 'url: new URL(location, transport.url(archiveRoute)).toString(),',
+    replace: 'url: location,',
+    tests: [CHECKPOINTS],
+  },
+  {
+    name: 'jwt-full-life',
+    kind: 'a short-lived JWT bought again only when it expires, not at half its life (auth.ts)',
+    claim:
+      'docs/tinker-protocol.md: "bought again a minute before its `exp` (or at half its life, if shorter; the payload is parsed, never run)"',
+    file: 'src/tinker/auth.ts',
+    search: ': Math.max(issued, expires - Math.min(REFRESH_MARGIN_MS, (expires - issued) / 2));',
+    replace: ': expires;',
+    tests: [AUTH],
+  },
+  {
+    name: 'jwt-rebuy-unbounded',
+    kind: 'a JWT bought again on every 401, also when the fresh one is refused (http.ts send)',
+    claim: 'docs/tinker-protocol.md: "and once more when a request is answered 401"',
+    file: 'src/tinker/http.ts',
+    search: 'answer.status === 401 && !refreshed && (await',
+    replace: 'answer.status === 401 && (await',
+    tests: [AUTH],
+  },
+  {
+    name: 'auth-403',
+    kind: 'a 403 not an auth error: exit 1 instead of 2 (http.ts statusError)',
+    claim: 'docs/tinker-protocol.md: "a service that refuses the key (401 / 403) ends with exit 2"',
+    file: 'src/tinker/http.ts',
+    search: 'if (status === 401 || status === 403) {',
+    replace: 'if (status === 401) {',
+    tests: ['test/tinker/first-contact.test.ts'],
+  },
+  {
+    name: 'usage-passes',
+    kind: "the tokens a round's passes read (and their cost) count one pass whatever --passes says (loop.ts learnRound)",
+    claim:
+      'docs/recipes/tinker-hosted.md: "prompt and KL-prefill tokens at the prefill price, completions at the sample price, the tokens each training pass reads at the train price"',
+    file: 'src/train/loop.ts',
+    search: 'const read = steps * (',
+    replace: 'const read = 1 * (',
+    tests: [USAGE],
+  },
+  {
+    name: 'kl-cumulative',
+    kind: "a round's KL prefill tokens counted from the start of the run, not the round (loop.ts roundUsage)",
+    claim:
+      'docs/recipes/tinker-hosted.md: "prefills every training sequence on it once per round for the KL term; the log prints its token cost each round"',
+    file: 'src/train/loop.ts',
+    search: 'klPrefillTokens: after && before ? after.klPrefillTokens - before.klPrefillTokens : 0,',
+    replace: 'klPrefillTokens: after ? after.klPrefillTokens : 0,',
+    tests: [USAGE],
+  },
+  {
+    name: 'sample-400',
+    kind: 'an HTTP 400 on the sample request stops the run instead of ending the rollout (policy/tinker.ts)',
+    claim:
+      'docs/tinker-protocol.md: "A sample the service refuses for good (a failure answer or a 400 for that request: most often a prompt past the model\'s context)"',
+    file: 'src/policy/tinker.ts',
+    search: "(e.kind === 'request_failed' || (e.kind === 'http' && e.status === 400))",
+    replace: "e.kind === 'request_failed'",
+    tests: [BAD_ROLLOUT, USAGE],
+  },
+  {
+    name: 'context-exact',
+    kind: 'a prompt of exactly max_context_length tokens sent (policy/tinker.ts complete)',
+    claim:
+      'docs/tinker-protocol.md: "a prompt that `get_server_capabilities`\' `max_context_length` says the service would refuse (stopped before it is sent; the completion is also capped to the room left)"',
+    file: 'src/policy/tinker.ts',
+    search: 'if (prompt.length >= context)',
+    replace: 'if (prompt.length > context)',
+    tests: [BAD_ROLLOUT],
+  },
+  {
+    name: 'refused-ends-round',
+    kind: 'a refused sample ends the round (the run) instead of its rollout (loop.ts sampleRound)',
+    claim: 'docs/tinker-protocol.md: "**A bad rollout does not stop a round.**"',
+    file: 'src/train/loop.ts',
+    search: "onSampleFailure: 'end',",
+    replace: "onSampleFailure: 'throw',",
+    tests: [USAGE],
+  },
+  {
+    name: 'lr-file-replaced',
+    kind: "an lr set in a config file replaced by the LoRA rule; only a flag's kept (config.ts resolveConfig)",
+    claim: 'docs/commands/train.md: "a YAML file of the same keys with `--config`, flags override it"',
+    file: 'src/train/config.ts',
+    search: 'tinker && overrides.lr === undefined ? loraDefaultLr(',
+    replace: 'tinker && (flags as { lr?: unknown }).lr === undefined ? loraDefaultLr(',
+    tests: ['test/tinker/lora-lr.test.ts', USAGE],
+  },
+  {
+    name: 'lr-dropped',
+    kind: "the LoRA rate and its source dropped from run.json's learner record (train/tinker.ts)",
+    claim:
+      'docs/recipes/tinker-hosted.md: "`run.json`\'s `learner.lr` and the dry run say which rate applies and why"',
+    file: 'src/train/tinker.ts',
+    search: '        lr: lrChoice(c),\n',
+    replace: '',
+    tests: [USAGE],
+  },
+  // ---- beyond the audit's list ----------------------------------------------------------------
+  {
+    name: 'location-api-root',
+    kind: "a 302's relative Location read from the API root instead of the archive route's URL (checkpoints.ts)",
+    claim:
+      'docs/commands/checkpoints.md: "its redirects are followed, a relative one from the URL that gave it"',
+    file: 'src/tinker/checkpoints.ts',
+    search: 'url: new URL(location, transport.url(archiveRoute)).toString(),',
+    replace: "url: new URL(location, transport.url('')).toString(),",
+    tests: [CHECKPOINTS],
+  },
+  {
+    name: 'tar-absolute',
+    kind: 'an absolute member path unpacked under --out as if relative (tar.ts safePath)',
+    claim:
+      'docs/commands/checkpoints.md: "unpacks it into `--out` (new or empty; links, devices and paths outside the folder are refused)"',
+    file: 'src/util/tar.ts',
+    search: "raw.startsWith('/') || ",
+    replace: '',
+    tests: [HOSTILE],
+  },
+  {
+    name: 'tar-symlink',
+    kind: 'a symlink member unpacked as a file (tar.ts readTar)',
+    claim:
+      'docs/tinker-protocol.md: "unpacked (with `src/util/tar.ts`, refusing links and paths outside the folder)"',
+    file: 'src/util/tar.ts',
+    search: "if (type !== '0' && type !== '\\0' && type !== '7')",
+    replace: "if (type !== '0' && type !== '\\0' && type !== '7' && type !== '2')",
+    tests: [HOSTILE, CHECKPOINTS],
+  },
+  {
+    name: 'dtype-bytes',
+    kind: "a tensor's byte range not checked against its dtype and shape (adapter.ts)",
+    claim: 'docs/commands/checkpoints.md: "each tensor\'s dtype and shape fill exactly its byte range"',
+    file: 'src/tinker/adapter.ts',
+    search: 'end - begin !== elements * width || ',
+    replace: '',
+    tests: [HOSTILE],
+  },
+  {
+    name: 'html-answer',
+    kind: 'an HTML page in place of the archive read as one (cli/checkpoints.ts download)',
+    claim: 'docs/commands/checkpoints.md: "and a loop or an HTML page in place of the archive is refused"',
+    file: 'src/cli/checkpoints.ts',
+    search: "if (/\\btext\\/html\\b/i.test(res.headers.get('content-type') ?? ''))",
+    replace: "if (res.status < 0 && /\\btext\\/html\\b/i.test(res.headers.get('content-type') ?? ''))",
+    tests: [DOWNLOAD_CLI],
+  },
+  {
+    name: 'out-left-behind',
+    kind: 'a refused download leaves the half-written adapter folder behind (cli/checkpoints.ts download)',
+    claim:
+      'docs/commands/checkpoints.md: "A download that fails leaves `--out` as it found it: not there, or empty."',
+    file: 'src/cli/checkpoints.ts',
+    search: 'if (made) rmSync(out, { recursive: true, force: true });',
+    replace: "if (made && out === '') rmSync(out, { recursive: true, force: true });",
+    tests: [DOWNLOAD_CLI],
+  },
+  {
+    name: 'delete-without-yes',
+    kind: 'delete acts without --yes (cli/checkpoints.ts)',
+    claim: 'docs/commands/checkpoints.md: "`delete` without `--yes` only says what it would delete."',
+    file: 'src/cli/checkpoints.ts',
+    search: 'if (!flags.yes)',
+    replace: 'if (!flags.yes && value === "")',
+    tests: [CHECKPOINTS_CLI],
+  },
+  {
+    name: 'out-not-empty',
+    kind: 'download writes into a folder that is not empty (cli/checkpoints.ts)',
+    claim: 'docs/commands/checkpoints.md: "an `--out` that is not new or empty"',
+    file: 'src/cli/checkpoints.ts',
+    search: '(!statSync(out).isDirectory() || readdirSync(out).length > 0)',
+    replace: '!statSync(out).isDirectory()',
+    tests: [CHECKPOINTS_CLI],
+  },
+  {
+    name: 'max-lora-rank',
+    kind: "--max-lora-rank printed as the adapter's rank, not one vLLM takes (cli/checkpoints.ts maxLoraRank)",
+    claim:
+      'docs/commands/checkpoints.md: "`--max-lora-rank` is the rank rounded up to one vLLM takes (8, 16, 32, ...)"',
+    file: 'src/cli/checkpoints.ts',
+    search: 'let r = 8;',
+    replace: 'let r = 1;',
+    tests: [CHECKPOINTS_CLI],
+  },
+  {
+    name: 'lora-name',
+    kind: "the LoRA's model name taken from the run id, not the checkpoint's name (cli/checkpoints.ts)",
+    claim: 'docs/commands/checkpoints.md: "The LoRA\'s model name is the checkpoint\'s own name"',
+    file: 'src/cli/checkpoints.ts',
+    search: 'const name = parseTinkerPath(path).name;',
+    replace: "const name = parseTinkerPath(path).runId.replace(/:/g, '-');",
+    tests: [CHECKPOINTS_CLI],
+  },
+  {
+    name: 'passes-ignored',
+    kind: 'one learner pass a round whatever --passes says (loop.ts learnRound)',
+    claim:
+      'docs/commands/train.md: "`--passes N` takes N learner passes (forward-backward and optimiser step) over a round\'s batch"',
+    file: 'src/train/loop.ts',
+    search: 'const passes = datums.length > 0 || anchor.length > 0 ? c.passes : 0;',
+    replace: 'const passes = datums.length > 0 || anchor.length > 0 ? 1 : 0;',
+    tests: [USAGE],
+  },
+  {
+    name: 'jwt-no-rebuy',
+    kind: 'a 401 on a JWT not answered by buying a new one (http.ts send)',
+    claim: 'docs/tinker-protocol.md: "and once more when a request is answered 401"',
+    file: 'src/tinker/http.ts',
+    search: 'answer.status === 401 && !refreshed && (await',
+    replace: 'answer.status === 4010 && !refreshed && (await',
+    tests: [AUTH],
+  },
+  {
+    name: 'offpolicy-pruned',
+    kind: 'the checkpoint the next round samples from pruned before that round commits (loop.ts commitRound)',
+    claim:
+      'docs/run-folder.md: "older ones are removed; with `--max-steps-off-policy`, the one the next round samples from stays until that round commits"',
+    file: 'src/train/loop.ts',
+    search: 'ctx.run.pruneCheckpoints([r.checkpoint, r.nextSampler?.checkpoint ?? null]);',
+    replace: 'ctx.run.pruneCheckpoints([r.checkpoint]);',
+    tests: [OFF_POLICY],
+  },
+  {
+    name: 'should-retry-false',
+    kind: 'x-should-retry: false ignored on a status otherwise resent (http.ts shouldRetry)',
+    claim:
+      'docs/tinker-protocol.md: "`x-should-retry: true` / `false` on any error answer | resent / not resent, whatever the status (the SDK\'s rule)"',
+    file: 'src/tinker/http.ts',
+    search: "if (said === 'false') return false;",
+    replace: "if (said === 'no') return false;",
+    tests: TINKER_CLIENT,
+  },
+  {
+    name: 'retry-after-cap',
+    kind: 'a retry-after-ms over 60 s waited out instead of the seconds form or the backoff (http.ts retryAfterMs)',
+    claim: 'docs/tinker-protocol.md: "when 60 s or less; else backs off"',
+    file: 'src/tinker/http.ts',
+    search: 'Number.isFinite(ms) && ms >= 0 && ms <= 60_000) return ms;',
+    replace: 'Number.isFinite(ms) && ms >= 0) return ms;',
+    tests: TINKER_CLIENT,
+  },
+  {
+    name: 'lock-stale-kept',
+    kind: 'a lock left by a dead process is not taken over (eval/run.ts lockRunFolder)',
+    claim: 'docs/commands/eval.md: "a lock left by a killed run is taken over"',
+    file: 'src/eval/run.ts',
+    search: 'owner !== process.pid && alive(owner))',
+    replace: 'owner !== process.pid)',
+    tests: [RUN_FOLDER],
   },
 ];
 
@@ -206,10 +547,33 @@ function parseArgs(argv: readonly string[]): { only: string[] | null; list: bool
   return { only, list };
 }
 
-/** every search string is in its file exactly once, or the list is out of date */
+const squash = (text: string) => text.replace(/\s+/g, ' ');
+
+/** why a claim is not what its page says (`...` between parts it leaves out), or undefined */
+function claimProblem(claim: string): string | undefined {
+  const m = /^(docs\/[\w./-]+\.md): "(.+)"$/s.exec(claim);
+  if (!m) return 'its claim is not docs/PAGE.md: "sentence"';
+  const page = join(REPO, m[1]!);
+  if (!existsSync(page)) return `its claim's page ${m[1]} does not exist`;
+  const text = squash(readFileSync(page, 'utf8'));
+  let at = 0;
+  for (const part of m[2]!.split('...').map((x) => squash(x).trim())) {
+    const i = text.indexOf(part, at);
+    if (i < 0) return `${m[1]} no longer says "${part}"`;
+    at = i + part.length;
+  }
+  return undefined;
+}
+
+/** every search string is in its file exactly once and every claim on its page, or the list is out of date */
 function checkBreaks(breaks: readonly Break[]): void {
   const problems: string[] = [];
+  const names = new Set<string>();
   for (const b of breaks) {
+    if (names.has(b.name)) problems.push(`${b.name}: two breaks of this name`);
+    names.add(b.name);
+    const claim = claimProblem(b.claim);
+    if (claim) problems.push(`${b.name}: ${claim}`);
     const path = join(REPO, b.file);
     if (!existsSync(path)) {
       problems.push(`${b.name}: ${b.file} does not exist`);
@@ -236,11 +600,11 @@ function scratchCopy(): string {
   return dir;
 }
 
-/** vitest on `files` in `dir`: whether every test passed, and how long it took */
+/** vitest on `files` in `dir`: whether every test passed, which files failed, how long it took */
 function runTests(
   dir: string,
   files: readonly string[],
-): Promise<{ passed: boolean; seconds: number; tail: string }> {
+): Promise<{ passed: boolean; failed: string[]; seconds: number; tail: string }> {
   const t0 = Date.now();
   // the shared BFCL folder beside the repository, which the copy is not beside
   const shared = join(REPO, '..', 'shared', 'bfcl-v3');
@@ -249,7 +613,13 @@ function runTests(
     ...(existsSync(shared) && !process.env.SEAL_SHARED_BFCL ? { SEAL_SHARED_BFCL: shared } : {}),
   };
   return new Promise((done) => {
-    const child = spawn('npx', ['vitest', 'run', ...files], { cwd: dir, env, detached: true });
+    const report = join(dir, 'mutate-report.json');
+    rmSync(report, { force: true });
+    const child = spawn(
+      'npx',
+      ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...files],
+      { cwd: dir, env, detached: true },
+    );
     let out = '';
     const keep = (b: Buffer) => {
       out = (out + b.toString()).slice(-4000);
@@ -262,9 +632,26 @@ function runTests(
     }, RUN_LIMIT_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      done({ passed: code === 0, seconds: (Date.now() - t0) / 1000, tail: out });
+      done({
+        passed: code === 0,
+        failed: failedFiles(dir, report, files, code),
+        seconds: (Date.now() - t0) / 1000,
+        tail: out,
+      });
     });
   });
+}
+
+/** the test files vitest's JSON report says failed; every file when there is no report (a hang, a crash) */
+function failedFiles(dir: string, report: string, files: readonly string[], code: number | null): string[] {
+  if (code === 0) return [];
+  try {
+    const r = JSON.parse(readFileSync(report, 'utf8')) as { testResults: { name: string; status: string }[] };
+    const failed = r.testResults.filter((t) => t.status !== 'passed').map((t) => relative(dir, t.name));
+    return failed.length > 0 ? failed : ['(vitest failed outside a test file)'];
+  } catch {
+    return files.map((f) => `${f}?`);
+  }
 }
 
 function table(rows: readonly (readonly string[])[]): string {
@@ -285,9 +672,9 @@ async function main(): Promise<void> {
   if (breaks.length === 0) usage(`no break matches --only ${only?.join(',')}; --list shows them`);
   checkBreaks(BREAKS);
   if (list) {
-    console.log(
-      table([['name', 'tests', 'break'], ...breaks.map((b) => [b.name, b.tests.join(' '), b.kind])]),
-    );
+    for (const b of breaks)
+      console.log(`${b.name}  (${b.tests.join(' ')})\n  ${b.kind}\n  breaks ${b.claim}\n`);
+    console.log(`${breaks.length} break(s)`);
     return;
   }
   const dir = scratchCopy();
@@ -305,7 +692,7 @@ async function main(): Promise<void> {
       return;
     }
     console.error(`mutate: control passed in ${control.seconds.toFixed(0)} s`);
-    const results: { b: Break; caught: boolean; seconds: number }[] = [];
+    const results: { b: Break; caught: boolean; by: string[]; seconds: number }[] = [];
     for (const b of breaks) {
       const path = join(dir, b.file);
       const original = readFileSync(path, 'utf8');
@@ -316,22 +703,36 @@ async function main(): Promise<void> {
       console.error(`mutate: ${b.name} (${b.tests.join(' ')}) ...`);
       const r = await runTests(dir, b.tests);
       writeFileSync(path, original);
-      results.push({ b, caught: !r.passed, seconds: r.seconds });
-      console.error(`mutate: ${b.name}: ${r.passed ? 'ESCAPED' : 'caught'} (${r.seconds.toFixed(0)} s)`);
+      results.push({ b, caught: !r.passed, by: r.failed, seconds: r.seconds });
+      console.error(
+        `mutate: ${b.name}: ${r.passed ? 'ESCAPED' : `caught by ${r.failed.join(' ')}`} (${r.seconds.toFixed(0)} s)`,
+      );
     }
     const caught = results.filter((r) => r.caught).length;
+    // each break, the sentence it breaks, and the test file(s) that caught it
+    for (const r of results)
+      console.log(
+        [
+          `${r.caught ? 'caught ' : 'ESCAPED'}  ${r.b.name} (${r.seconds.toFixed(0)} s): ${r.b.kind}`,
+          `         breaks ${r.b.claim}`,
+          r.caught
+            ? `         caught by ${r.by.join(', ')}`
+            : `         passed ${r.b.tests.join(', ')}${r.b.note ? ` (${r.b.note})` : ''}`,
+        ].join('\n'),
+      );
+    console.log('');
     console.log(
       table([
-        ['break', 'result', 's', 'kind'],
+        ['break', 'result', 's', 'caught by'],
         ...results.map((r) => [
           r.b.name,
           r.caught ? 'caught' : 'ESCAPED',
           r.seconds.toFixed(0),
-          r.b.kind + (r.b.note && !r.caught ? ` (${r.b.note})` : ''),
+          r.caught ? r.by.join(' ') : '-',
         ]),
       ]),
     );
-    console.log(`caught ${caught}/${results.length}`);
+    console.log(`caught ${caught}/${results.length} (control ${control.seconds.toFixed(0)} s)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@
  * one of its checkpoint folders (`checkpoints/round-NNNN`, whose `tinker.json` names the training
  * state and the sampler weights), or a `tinker://` path.
  */
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -253,16 +253,27 @@ async function download(
       `downloading the archive of ${path} (its URL is good until ${archive.expires.toISOString()})`,
     );
     try {
-      // a signed URL carries its own authorisation: the API key is not sent to the storage host
+      // a signed URL carries its own authorisation: the API key is not sent to the storage host;
+      // its redirects are followed (relative ones from the URL that gave them), 20 at most
       const res = await fetch(archive.url);
       if (!res.ok)
         throw new TinkerError('http', `the archive download answered HTTP ${res.status}`, {
           status: res.status,
         });
+      if (/\btext\/html\b/i.test(res.headers.get('content-type') ?? ''))
+        throw new TinkerError(
+          'bad_response',
+          `the archive download answered an HTML page, not an archive (${res.url}): something between here and the storage host (a proxy, a login page) answered instead`,
+        );
       bytes = new Uint8Array(await res.arrayBuffer());
     } catch (e) {
       if (e instanceof TinkerError) throw e;
-      throw new TinkerError('unreachable', `the archive download failed (${(e as Error).message})`);
+      const cause = (e as { cause?: { message?: string } }).cause?.message;
+      // a redirect loop is the storage host's answer, not a network that failed
+      throw new TinkerError(
+        cause && /redirect/i.test(cause) ? 'bad_response' : 'unreachable',
+        `the archive download failed (${(e as Error).message}${cause ? `: ${cause}` : ''})`,
+      );
     }
   }
   let files: ReturnType<typeof readTar>;
@@ -274,9 +285,19 @@ async function download(
       `the archive of ${path} cannot be unpacked: ${(e as Error).message}`,
     );
   }
+  // what is not one usable adapter leaves --out as it was found: new, or empty
+  const made = !existsSync(out);
   mkdirSync(out, { recursive: true });
-  const dir = unpackAdapter(files, out);
-  const summary = checkLoraAdapter(dir);
+  let dir: string;
+  let summary: AdapterSummary;
+  try {
+    dir = unpackAdapter(files, out);
+    summary = checkLoraAdapter(dir);
+  } catch (e) {
+    if (made) rmSync(out, { recursive: true, force: true });
+    else for (const entry of readdirSync(out)) rmSync(join(out, entry), { recursive: true, force: true });
+    throw e;
+  }
   // the checkpoint's own name (letters, digits, '_' and '-') serves as the LoRA's model name
   const name = parseTinkerPath(path).name;
   console.log(

@@ -278,6 +278,21 @@ export function unpackAdapter(files: readonly TarFile[], out: string): string {
         .slice(0, 8)
         .join(', ')}); it is not one LoRA adapter`,
     );
+  // a path that is a file and a folder's name too (`a`, `a/b`), or twice a file, is no adapter
+  const seen = new Set<string>();
+  const folders = new Set<string>();
+  for (const f of files) {
+    const parts = f.path.split('/');
+    for (let i = 1; i < parts.length; i++) folders.add(parts.slice(0, i).join('/'));
+    if (seen.has(f.path))
+      throw new AdapterError(`the archive holds ${f.path} twice; it is not one LoRA adapter`);
+    seen.add(f.path);
+  }
+  const clash = [...seen].find((p) => folders.has(p));
+  if (clash !== undefined)
+    throw new AdapterError(
+      `the archive holds ${clash} as a file and as a folder; it is not one LoRA adapter`,
+    );
   for (const f of files) {
     const path = join(out, f.path);
     mkdirSync(dirname(path), { recursive: true });

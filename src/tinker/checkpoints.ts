@@ -114,7 +114,8 @@ export async function checkpointArchiveUrl(
   opts: SendOptions = {},
 ): Promise<ArchiveUrl> {
   const what = `archive of ${path}`;
-  const answer = await transport.send('GET', `${route(parseTinkerPath(path))}/archive`, undefined, {
+  const archiveRoute = `${route(parseTinkerPath(path))}/archive`;
+  const answer = await transport.send('GET', archiveRoute, undefined, {
     what,
     headers: { Accept: 'application/gzip' },
     ...opts,
@@ -129,14 +130,15 @@ export async function checkpointArchiveUrl(
         body: describeBody(answer),
       });
     const expires = Date.parse(answer.headers.get('expires') ?? '');
+    // a relative Location is relative to the URL it answered, as a browser reads it (RFC 9110)
     return {
-      url: new URL(location, transport.url('')).toString(),
+      url: new URL(location, transport.url(archiveRoute)).toString(),
       expires: Number.isFinite(expires) ? new Date(expires) : fallback(),
     };
   }
   if (!answer.contentType.includes('json'))
     return {
-      url: transport.url(`${route(parseTinkerPath(path))}/archive`),
+      url: transport.url(archiveRoute),
       expires: fallback(),
       bytes: answer.body,
     };

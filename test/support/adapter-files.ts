@@ -107,3 +107,76 @@ export function tarOf(files: readonly { path: string; data: Uint8Array }[], gzip
   const tar = Buffer.concat(blocks);
   return gzip ? gzipSync(tar) : tar;
 }
+
+/** one member of a hand-made tar: any type, link target, prefix, and a size field that may lie */
+export interface TarEntry {
+  readonly path: string;
+  readonly data?: Uint8Array;
+  /** the type flag: '0' a file (default), '1' a hard link, '2' a symlink, '3'/'4' devices, '5' a folder, '6' a FIFO, 'L' a GNU long name, 'x' a pax header */
+  readonly type?: string;
+  readonly linkname?: string;
+  /** the ustar prefix field (the path's first part, for names over 100 bytes) */
+  readonly prefix?: string;
+  /** the size the header states, when it is not the data's */
+  readonly size?: number;
+}
+
+/** one 512-byte ustar header, its checksum right */
+function tarHeader(e: TarEntry, size: number): Buffer {
+  const h = Buffer.alloc(512);
+  h.write(e.path, 0, 100, 'utf8');
+  h.write(octal(0o644, 8), 100);
+  h.write(octal(0, 8), 108);
+  h.write(octal(0, 8), 116);
+  h.write(octal(size, 12), 124);
+  h.write(octal(0, 12), 136);
+  h.write('        ', 148);
+  h.write(e.type ?? '0', 156);
+  if (e.linkname) h.write(e.linkname, 157, 100, 'utf8');
+  h.write('ustar\0', 257);
+  h.write('00', 263);
+  if (e.prefix) h.write(e.prefix, 345, 155, 'utf8');
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  return h;
+}
+
+/** a tar of hand-made members, in order, as a hostile or careless writer might make one */
+export function rawTarOf(entries: readonly TarEntry[]): Buffer {
+  const blocks: Buffer[] = [];
+  for (const e of entries) {
+    const data = Buffer.from(e.data ?? new Uint8Array());
+    blocks.push(tarHeader(e, e.size ?? data.length), data, Buffer.alloc((512 - (data.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
+}
+
+/** the members that give `path` to the next file: GNU's `L` record, or a pax `x` header */
+export function longNameEntries(path: string, form: 'gnu' | 'pax'): TarEntry[] {
+  if (form === 'gnu') return [{ path: '././@LongLink', type: 'L', data: Buffer.from(`${path}\0`) }];
+  const body = ` path=${path}\n`;
+  // a pax record's length counts its own digits
+  let len = body.length + 1;
+  while (`${len}${body}`.length !== len) len++;
+  return [{ path: 'PaxHeader', type: 'x', data: Buffer.from(`${len}${body}`) }];
+}
+
+/** a safetensors file of raw tensors (any dtype and shape, any bytes), with extra bytes after them */
+export function rawSafetensors(
+  tensors: readonly { name: string; dtype: string; shape: readonly number[]; bytes: number }[],
+  trailing = 0,
+): Buffer {
+  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  let at = 0;
+  for (const t of tensors) {
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.bytes] };
+    at += t.bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([len, Buffer.from(json), Buffer.alloc(at + trailing, 1)]);
+}

@@ -195,6 +195,17 @@ export interface TinkerServerOptions {
    * server counts the ticks and notes in `Model.ran` the tick each request ran at.
    */
   readonly clockMs?: number;
+  /**
+   * Holds a training request back from running (its turn come) until a request arrives that
+   * `until` accepts, or `timeoutMs` passed: e.g. until the next three seq ids have arrived, which a
+   * client sending them back to back does at once and one awaiting this request's result cannot.
+   * The event order (`RequestRecord.order`, `Model.ran`'s `order`) then shows which it was.
+   */
+  readonly holdRun?: (request: {
+    readonly route: string;
+    readonly seqId: number;
+    readonly body: unknown;
+  }) => { readonly until: (arrived: RequestRecord) => boolean; readonly timeoutMs: number } | undefined;
   /** sampling requests complete this long after they arrive (default: at once) */
   readonly sampleDelayMs?: number;
   /** the max_context_length the capabilities state (default 32768) */
@@ -220,6 +231,19 @@ export interface TinkerServerOptions {
     readonly form?: 'redirect' | 'json' | 'bytes';
     readonly gzip?: boolean;
     readonly files?: (files: { path: string; data: Buffer }[]) => { path: string; data: Buffer }[];
+    /** the archive's bytes instead of a tar of the files (a hostile or broken archive) */
+    readonly bytes?: (files: { path: string; data: Buffer }[]) => Uint8Array;
+    /**
+     * the 302's Location: the signed URL in full (default), or relative to the archive route's own
+     * URL (the signed URL then lives under that route, and only there)
+     */
+    readonly location?: 'absolute' | 'relative';
+    /**
+     * what the signed URL answers: the archive (default); a 302 (relative or absolute Location) to a
+     * second signed URL that answers it; a 302 to itself, forever; or a 200 HTML page, as a proxy's
+     * login page would
+     */
+    readonly signed?: 'archive' | 'relative-redirect' | 'absolute-redirect' | 'loop' | 'html';
   };
 }
 
@@ -257,7 +281,7 @@ interface Model {
   readonly waiting: Map<number, () => void>;
   readonly seen: Map<number, { hash: string; requestId: string }>;
   /** the training requests in the order they ran, with the clock tick each ran at (clock mode) */
-  readonly ran: { seqId: number; route: string; tick?: number; at: number }[];
+  readonly ran: { seqId: number; route: string; tick?: number; at: number; order: number }[];
   /** every forward_backward and forward pass in the order they ran: the loss and the datums as received */
   readonly passes: {
     readonly route: 'forward_backward' | 'forward';
@@ -288,8 +312,13 @@ export interface RequestRecord {
   /** the body's size as it came over the wire, and decompressed */
   readonly wireBytes?: number;
   readonly bodyBytes?: number;
-  /** when it arrived (performance.now() of this process), to order it against `Model.ran` */
+  /** when it arrived (performance.now() of this process) */
   readonly at?: number;
+  /**
+   * its place among the server's events (arrivals and training runs, `Model.ran`'s `order`), one
+   * counter: what arrived before a request ran, whatever the scheduler did to either side
+   */
+  readonly order: number;
   /**
    * forward_backward and forward: the body as the server read it (a protobuf body decoded to the
    * JSON form), so a test can recompute the loss from what reached the socket
@@ -305,6 +334,9 @@ export interface SampleRecord {
   readonly baseModel?: string;
   /** a prompt-logprobs request (a prefill, as computeLogprobs sends) rather than a rollout's sample */
   readonly promptLogprobs: boolean;
+  /** the prompt's tokens, and the completion's cap the request set */
+  readonly prompt: readonly number[];
+  readonly maxTokens: number;
   readonly weights: WeightsState;
 }
 
@@ -396,7 +428,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   const oaiRequests: Record<string, unknown>[] = [];
   const signedUrls: string[] = [];
   /** signed URL token -> the checkpoint it downloads and until when */
-  const signed = new Map<string, { path: string; expires: number }>();
+  const signed = new Map<string, { path: string; expires: number; at: string; hop?: boolean }>();
   let baseUrl = '';
   const saved = (m: Model, kind: TestCheckpoint['kind'], ttl: unknown): TestCheckpoint => ({
     step: m.step,
@@ -579,6 +611,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   }
 
   let ticks = 0;
+  /** arrivals and training runs, counted together */
+  let events = 0;
+  /** training requests held back from running, and what releases each */
+  const held = new Set<{ readonly until: (r: RequestRecord) => boolean; readonly release: () => void }>();
   const tokens: string[] = [];
   const liveTokens = new Map<string, number>();
   function drain(m: Model, onTick = false): void {
@@ -638,8 +674,8 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       throw new HttpFailure(400, 'load_weights is only allowed as the first request of a model');
     const requestId = newFuture(route);
     m.seen.set(seqId, { hash, requestId });
-    m.waiting.set(seqId, () => {
-      m.ran.push({ seqId, route, at: performance.now() });
+    const run = () => {
+      m.ran.push({ seqId, route, at: performance.now(), order: ++events });
       const current = m.seen.get(seqId)!.requestId;
       if (fault && 'fail' in fault) {
         storedOutcomes.set(current, {
@@ -659,8 +695,24 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         storedOutcomes.set(current, { kind: 'failed', message, category: 'user' });
         failFuture(current, message);
       }
-    });
-    drain(m);
+    };
+    const hold = opts.holdRun?.({ route, seqId, body: fwd ?? body });
+    if (hold) {
+      const entry = {
+        until: hold.until,
+        release: () => {
+          clearTimeout(timer);
+          held.delete(entry);
+          m.waiting.set(seqId, run);
+          drain(m);
+        },
+      };
+      const timer = setTimeout(entry.release, hold.timeoutMs);
+      held.add(entry);
+    } else {
+      m.waiting.set(seqId, run);
+      drain(m);
+    }
     return requestId;
   }
 
@@ -683,6 +735,9 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     } else if (typeof body.base_model === 'string')
       weights = { baseModel: body.base_model, step: 0, lrs: [] };
     if (!weights) throw new HttpFailure(404, 'sampling session not found');
+    const prompt = ((body.prompt as { chunks?: { tokens?: number[] }[] })?.chunks ?? []).flatMap(
+      (c) => c.tokens ?? [],
+    );
     samples.push({
       ...(typeof body.sampling_session_id === 'string'
         ? { samplingSessionId: body.sampling_session_id }
@@ -690,11 +745,10 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       ...(typeof body.model_path === 'string' ? { modelPath: body.model_path } : {}),
       ...(typeof body.base_model === 'string' ? { baseModel: body.base_model } : {}),
       promptLogprobs: Boolean(body.prompt_logprobs),
+      prompt,
+      maxTokens: Number(params.max_tokens ?? 16),
       weights,
     });
-    const prompt = ((body.prompt as { chunks?: { tokens?: number[] }[] })?.chunks ?? []).flatMap(
-      (c) => c.tokens ?? [],
-    );
     const sp: TestSampleParams = {
       maxTokens: Number(params.max_tokens ?? 16),
       temperature: Number(params.temperature ?? 1),
@@ -807,9 +861,19 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
 
   // ---- checkpoints, their archives, the OpenAI-compatible routes ---------------------------------
 
-  const archiveOf = (ck: TestCheckpoint): Buffer => {
-    const files = testAdapterFiles(ck);
-    return tarOf(opts.archive?.files ? opts.archive.files(files) : files, opts.archive?.gzip ?? false);
+  const archiveOf = (ck: TestCheckpoint): Uint8Array => {
+    const made = testAdapterFiles(ck);
+    const files = opts.archive?.files ? opts.archive.files(made) : made;
+    return opts.archive?.bytes ? opts.archive.bytes(files) : tarOf(files, opts.archive?.gzip ?? false);
+  };
+
+  /** a new signed URL for the checkpoint at `path`, served at `at` (a path) or /signed/TOKEN */
+  const grant = (path: string, at?: (token: string) => string, hop = false) => {
+    const token = randomUUID();
+    const expires = Date.now() + 15 * 60_000;
+    const where = at ? at(token) : `/signed/${token}`;
+    signed.set(token, { path, expires, at: where, ...(hop ? { hop } : {}) });
+    return { token, expires, url: `${baseUrl}${where}?expires=${expires}` };
   };
 
   /** `training_runs/{run}/checkpoints[/{weights|sampler_weights}/{name}[/ttl|/archive]]` */
@@ -863,17 +927,24 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           body: undefined,
           bytes: { contentType: 'application/gzip', data: archiveOf(ck) },
         };
-      const token = randomUUID();
-      const expires = Date.now() + 15 * 60_000;
-      signed.set(token, { path, expires });
-      const url = `${baseUrl}/signed/${token}?expires=${expires}`;
-      signedUrls.push(url);
+      const relative = opts.archive?.location === 'relative' && opts.archive?.form !== 'json';
+      const hop = (opts.archive?.signed ?? 'archive').endsWith('-redirect');
+      // relative: `archive/../signed/TOKEN` beside the route, i.e. `.../{name}/signed/TOKEN`
+      const g = grant(
+        path,
+        relative ? (t) => `/api/v1/${route.replace(/archive$/, `signed/${t}`)}` : undefined,
+        hop,
+      );
+      signedUrls.push(g.url);
       if (opts.archive?.form === 'json')
-        return { status: 200, body: { url, expires: new Date(expires).toISOString() } };
+        return { status: 200, body: { url: g.url, expires: new Date(g.expires).toISOString() } };
       return {
         status: 302,
         body: null,
-        headers: { location: url, expires: new Date(expires).toUTCString() },
+        headers: {
+          location: relative ? `signed/${g.token}?expires=${g.expires}` : g.url,
+          expires: new Date(g.expires).toUTCString(),
+        },
       };
     }
     if (method !== 'DELETE') return wrongMethod;
@@ -882,12 +953,38 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   }
 
   /** a signed URL: the archive of the checkpoint it was made for, while it is good */
-  function signedRoute(route: string): Answer {
-    const grant = signed.get(route.slice('signed/'.length).split('?')[0]!);
-    if (!grant || Date.now() > grant.expires)
+  function signedRoute(route: string, pathname: string): Answer {
+    const token = route.slice('signed/'.length).split('?')[0]!;
+    const granted = signed.get(token);
+    if (!granted || Date.now() > granted.expires)
       return { status: 403, body: { detail: 'AccessDenied: the signature is unknown or expired' } };
-    const ck = checkpoints.get(grant.path);
+    // a signed URL is good at the one place it was made for
+    if (granted.at !== pathname) return { status: 404, body: { detail: 'NoSuchKey' } };
+    const ck = checkpoints.get(granted.path);
     if (!ck) return { status: 404, body: { detail: 'NoSuchKey' } };
+    const mode = opts.archive?.signed ?? 'archive';
+    if (mode === 'loop')
+      return { status: 302, body: null, headers: { location: `${baseUrl}${pathname}?again=1` } };
+    if (mode === 'html')
+      return {
+        status: 200,
+        body: undefined,
+        bytes: {
+          contentType: 'text/html; charset=utf-8',
+          data: Buffer.from('<!doctype html><html><body><h1>Sign in to continue</h1></body></html>\n'),
+        },
+      };
+    if (granted.hop) {
+      // the next URL beside this one: a relative Location resolves there
+      const next = grant(granted.path, (t) => pathname.replace(/[^/]+$/, t));
+      return {
+        status: 302,
+        body: null,
+        headers: {
+          location: mode === 'relative-redirect' ? `${next.token}?expires=${next.expires}` : next.url,
+        },
+      };
+    }
     return {
       status: 200,
       body: undefined,
@@ -952,7 +1049,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     route: string,
     method: string,
     body: Record<string, unknown>,
-    raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams },
+    raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams; pathname?: string },
     accept: string,
     fault: Fault | undefined,
   ): Promise<Answer> {
@@ -1103,7 +1200,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       default:
         if (route === 'billing/usage/events') return billingRoute(raw.query ?? new URLSearchParams());
         if (route.startsWith('training_runs/')) return checkpointRoute(route, method, body);
-        if (route.startsWith('signed/')) return signedRoute(route);
+        if (route.startsWith('signed/')) return signedRoute(route, raw.pathname ?? '');
         if (route.startsWith('oai/')) return oaiRoute(route, method, body);
         if (TRAINING_ROUTES.has(route)) {
           if (method !== 'POST') return { status: 405, body: { detail: 'method not allowed' } };
@@ -1120,7 +1217,9 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
       // `/api/v1/x` is `x`, the OpenAI-compatible `/oai/api/v1/x` is `oai/x`, a signed URL `signed/...`
       const route = url.pathname.startsWith('/oai/api/v1/')
         ? `oai/${url.pathname.slice('/oai/api/v1/'.length)}`
-        : url.pathname.replace(/^\/api\/v1\//, '').replace(/^\/signed\//, 'signed/');
+        : /\/signed\/[^/]+$/.test(url.pathname)
+          ? `signed/${url.pathname.split('/').at(-1)}`
+          : url.pathname.replace(/^\/api\/v1\//, '');
       const contentType = String(req.headers['content-type'] ?? '');
       const accept = String(req.headers.accept ?? '');
       const wireBody = await readBody(req);
@@ -1149,9 +1248,13 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           accept,
           ...encoded,
           refused: true,
+          order: ++events,
         });
       let body: Record<string, unknown> = {};
-      const raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams } = { query: url.searchParams };
+      const raw: { fwd?: ForwardBackwardRequestJson; query?: URLSearchParams; pathname?: string } = {
+        query: url.searchParams,
+        pathname: url.pathname,
+      };
       let rawBody = wireBody;
       if (contentEncoding !== undefined && contentEncoding !== 'identity') {
         if (contentEncoding !== 'zstd') {
@@ -1210,6 +1313,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
           wireBytes: wireBody.length,
           bodyBytes: rawBody.length,
           at: performance.now(),
+          order: ++events,
           ...(raw.fwd ? { fwdbwd: raw.fwd } : {}),
           ...(typeof req.headers['x-api-key'] === 'string' ? { apiKey: req.headers['x-api-key'] } : {}),
           ...(typeof req.headers['x-tinker-request-type'] === 'string'
@@ -1220,6 +1324,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
             : {}),
         };
         requests.push(record);
+        for (const h of [...held]) if (h.until(record)) h.release();
         const key = req.headers['x-api-key'];
         if (r.startsWith('signed/')) {
           // the signature in the URL is the authorisation; no key is asked for

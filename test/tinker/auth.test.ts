@@ -59,6 +59,46 @@ describe('JWT auth', () => {
     expect(bought).toBe(2);
   });
 
+  it('buys a short-lived token again at half its life, when that is sooner than a minute before', async () => {
+    let now = 1_000_000;
+    let bought = 0;
+    const token = (exp: number) =>
+      `h.${Buffer.from(JSON.stringify({ exp })).toString('base64url')}.s${bought++}`;
+    // a token of 100 s: half its life (50 s) is shorter than the minute's margin
+    const cred = new JwtCredential(
+      async () => token(now / 1000 + 100),
+      () => now,
+    );
+    const first = await cred.key();
+    now += 49_000;
+    expect(await cred.key()).toBe(first);
+    now += 2_000;
+    const second = await cred.key();
+    expect(second).not.toBe(first);
+    expect(bought).toBe(2);
+    // the new one is good for its own half life, from when it was bought
+    now += 49_000;
+    expect(await cred.key()).toBe(second);
+    now += 2_000;
+    expect(await cred.key()).not.toBe(second);
+  });
+
+  it('buys a token once more after a 401, not again when the fresh token is refused too', async () => {
+    const s = await startTinkerServer({
+      apiKey: KEY,
+      jwt: { ttlSeconds: 3600 },
+      // the service refuses every token on create_session (a key without the right to it), for a while
+      fault: (c) => (c.route === 'create_session' && c.attempt < 20 ? { status: 401 } : undefined),
+    });
+    open.push(s);
+    await expect(TinkerClient.connect(fastOptions(s.url, { apiKey: KEY }))).rejects.toMatchObject({
+      kind: 'auth',
+      status: 401,
+    });
+    expect(s.tokens).toHaveLength(2);
+    expect(s.requests.filter((r) => r.route === 'create_session')).toHaveLength(2);
+  });
+
   it('sends the token, not the key, to every route after the exchange', async () => {
     const { s, c } = await jwtServer(3600);
     await step(c);

@@ -117,8 +117,13 @@ describe('the checkpoint routes', { timeout: 60_000 }, () => {
   });
 
   it('answers the signed URL of a 302 without following it, and the JSON form too', async () => {
-    for (const form of ['redirect', 'json'] as const) {
-      const { server, client } = await serve({ archive: { form } });
+    for (const [form, location] of [
+      ['redirect', 'absolute'],
+      ['redirect', 'relative'],
+      ['json', 'absolute'],
+    ] as const) {
+      // a relative Location is read from the archive route's URL, where the server put it
+      const { server, client } = await serve({ archive: { form, location } });
       const { sampler } = await trainedRun(client);
       const { url, expires } = await client.checkpointArchiveUrl(sampler);
       expect(url).toBe(server.signedUrls.at(-1));

@@ -103,4 +103,32 @@ describe('a Tinker command meeting its service for the first time', { timeout: 3
     });
     expectOneSentence(r, 2, /refused the key .*HTTP 401.* Set TINKER_API_KEY/);
   });
+
+  it('takes a 403 on client/config or create_session as a refused key too (exit 2)', async () => {
+    for (const route of ['client/config', 'create_session']) {
+      const forbidding = await startTinkerServer({
+        fault: (c) =>
+          c.route === route ? { status: 403, body: { detail: 'Forbidden: key lacks access' } } : undefined,
+      });
+      try {
+        const out = join(dir, `forbidden-${route.replace('/', '-')}`);
+        const r = await seal(train(out, '--base-url', forbidding.url), {
+          ...NO_ENV,
+          TINKER_API_KEY: 'tml-x',
+        });
+        expectOneSentence(
+          r,
+          2,
+          new RegExp(`refused the key \\(${route}: HTTP 403 .*Forbidden.* Set TINKER_API_KEY`),
+        );
+        // refused for good: not resent
+        expect(
+          forbidding.requests.filter((q) => q.route === route),
+          route,
+        ).toHaveLength(1);
+      } finally {
+        await forbidding.close();
+      }
+    }
+  });
 });

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loraLearningRate } from '../../src/tinker/lora-lr.js';
@@ -48,5 +50,21 @@ describe("the cookbook's LoRA learning-rate rule", () => {
       baseModel: 'Qwen/Qwen3-8B',
     });
     expect(paper.config.lr).toBeCloseTo(4.7298e-4, 8);
+  });
+
+  it('keeps an lr set in a config file, as a flag would be kept', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seal-lora-lr-'));
+    try {
+      const file = join(dir, 'run.yaml');
+      writeFileSync(file, 'learner: tinker\nbaseModel: Qwen/Qwen3-8B\nlr: 2.5e-5\n');
+      const { config, overrides } = resolveConfig(file, {});
+      expect(config.lr).toBe(2.5e-5);
+      expect(overrides.lr).toBe(2.5e-5);
+      expect(lrChoice(config).source).toBe('given (the LoRA rule would give 0.000473)');
+      // a flag over the file still wins
+      expect(resolveConfig(file, { lr: 1e-6 }).config.lr).toBe(1e-6);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

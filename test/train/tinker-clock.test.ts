@@ -3,10 +3,13 @@
  * one does: the test server runs training requests only at the ticks of its clock, so a request sent
  * after awaiting the one before it misses a cycle. A round's step and its checkpoint must go out back
  * to back (forward_backward, optim_step and the checkpoint's two saves: each forward_backward is
- * held back a second, and the rest must arrive before it runs) and the sampler of the next round and
- * of validation must be the saved one, not a new export. With --max-steps-off-policy 1 the next
- * round samples while this one trains, from the weights before its step. The ticks a step costs
- * are measured by bench/tinker-clock.ts, not asserted here: a loaded machine splits them.
+ * held back from running until the request three seq ids after it arrives, and the server's event
+ * order must show the rest arrived before it ran) and the sampler of the next round and of
+ * validation must be the saved one, not a new export. With --max-steps-off-policy 1 the next round
+ * samples while this one trains, from the weights before its step. Nothing here compares clock
+ * times: orderings are the server's own count of events, and a hold ends on the request it waits
+ * for (a broken client meets the hold's timeout instead, and the order shows it). The ticks a step
+ * costs are measured by bench/tinker-clock.ts, not asserted here: a loaded machine splits them.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,10 +25,11 @@ import { tinkerTrainArgs } from '../support/tiny-run.js';
 let server: TinkerTestServer;
 const ENV = { TINKER_API_KEY: 'tml-test-key' };
 const ROUNDS = 3;
-/** round 1's checkpoint is held back this long, so that what overlaps it can be seen */
-let holdRound1Ms = 0;
-/** every forward_backward is held back this long, so that what is sent behind it can be seen */
-let holdStepMs = 0;
+/** round 1's checkpoint is held back from running until a sample arrives (or 5 s), so that what overlaps it can be seen */
+let holdRound1 = false;
+/** every forward_backward is held back from running until the rest of its round has arrived (or 10 s) */
+let holdSteps = false;
+const TRAINING = new Set(['forward_backward', 'optim_step', 'save_weights', 'save_weights_for_sampler']);
 
 const jsonl = (p: string) =>
   readFileSync(p, 'utf8')
@@ -61,21 +65,21 @@ async function clockedRun(over: Readonly<Record<string, string | number>> = {}) 
 
 /**
  * the sample requests that arrived after round 1's checkpoint was sent and before it ran (held
- * back `holdRound1Ms`): the next round's sampling, when it overlaps the update
+ * back until a sample arrives, `holdRound1`): the next round's sampling, when it overlaps the update
  */
 function samplesDuringRound1Save(run: Awaited<ReturnType<typeof clockedRun>>): number {
-  const sent = run.requests.find((x) => x.route === 'save_weights')!.at!;
-  const ran = run.ran.find((x) => x.route === 'save_weights')!.at;
-  return run.requests.filter((x) => x.route === 'asample' && x.at! > sent && x.at! < ran).length;
+  const sent = run.requests.find((x) => x.route === 'save_weights')!.order;
+  const ran = run.ran.find((x) => x.route === 'save_weights')!.order;
+  return run.requests.filter((x) => x.route === 'asample' && x.order > sent && x.order < ran).length;
 }
 
 /**
- * With each forward_backward held back (`holdStepMs`), the rest of its round (optim_step and the
- * checkpoint's two saves) arrived before it ran: a client awaiting any of them could not have sent
- * the next yet.
+ * With each forward_backward held back (`holdSteps`) until the request three seq ids on arrives,
+ * the rest of its round (optim_step and the checkpoint's two saves) arrived before it ran: a client
+ * awaiting any of them could not have sent the next yet, and would have met the hold's timeout.
  */
 function expectBackToBack(
-  ran: readonly { route: string; seqId: number; at: number }[],
+  ran: readonly { route: string; seqId: number; order: number }[],
   requests: readonly RequestRecord[],
 ): void {
   for (const fb of ran.filter((x) => x.route === 'forward_backward')) {
@@ -91,7 +95,10 @@ function expectBackToBack(
       'save_weights',
       'save_weights_for_sampler',
     ]);
-    for (const x of rest) expect(x.at!, `${x.route} (seq ${x.seqId})`).toBeLessThan(fb.at);
+    for (const x of rest)
+      expect(x.order, `${x.route} (seq ${x.seqId}) arrived after forward_backward ran`).toBeLessThan(
+        fb.order,
+      );
   }
 }
 
@@ -102,14 +109,17 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
       model: oracleModel(loadMiniSuite(), qwen3Renderer()),
       apiKey: ENV.TINKER_API_KEY,
       clockMs: 300,
-      fault: (c) =>
-        holdStepMs > 0 && c.route === 'forward_backward'
-          ? { delayMs: holdStepMs }
-          : holdRound1Ms > 0 &&
-              c.route === 'save_weights' &&
-              String((c.body as { path?: unknown }).path).includes('round-0001')
-            ? { delayMs: holdRound1Ms }
+      holdRun: (q) =>
+        holdSteps && q.route === 'forward_backward'
+          ? { until: (r) => TRAINING.has(r.route) && r.seqId === q.seqId + 3, timeoutMs: 10_000 }
+          : holdRound1 &&
+              q.route === 'save_weights' &&
+              String((q.body as { path?: unknown }).path).includes('round-0001')
+            ? { until: (r) => r.route === 'asample', timeoutMs: 5_000 }
             : undefined,
+      // while round 1's checkpoint is watched, every sample takes 300 ms: a round sampled ahead
+      // cannot have finished before the checkpoint is sent
+      fault: (c) => (holdRound1 && c.route === 'asample' ? { delayMs: 300 } : undefined),
     });
   }, 600_000);
   afterAll(async () => {
@@ -117,13 +127,13 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   });
 
   it('sends each step and its checkpoint back to back and reuses the saved sampler', async () => {
-    holdStepMs = 1000;
+    holdSteps = true;
     const { out, ran, requests } = await clockedRun({
       pricePrefill: 0.2,
       priceSample: 0.6,
       priceTrain: 0.5,
     }).finally(() => {
-      holdStepMs = 0;
+      holdSteps = false;
     });
     // each round's cost from the prices given, and the clock's share of its training requests' time
     for (const x of jsonl(join(out, 'rounds.jsonl'))) {
@@ -139,8 +149,8 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
     // a round whose groups all agree has nothing to train: two steps are needed to tell
     expect(optim.length).toBeGreaterThanOrEqual(2);
     // forward_backward, optim_step and the checkpoint's two saves sent back to back: with each
-    // forward_backward held back a second, the rest of its round arrived before it ran (a client
-    // awaiting any of them could not have sent the next yet)
+    // forward_backward held back until the last of them arrives, the rest of its round arrived
+    // before it ran (a client awaiting any of them could not have sent the next yet)
     expectBackToBack(ran, requests);
     // one export for the first round's sampler; after that every sampler (the next round's, every
     // validation's) is the checkpoint's own sampler weights
@@ -169,9 +179,9 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   });
 
   it('--max-steps-off-policy 1: the next round samples while this one trains, from the weights before its step', async () => {
-    holdStepMs = 1000;
+    holdSteps = true;
     const { out, ran, requests } = await clockedRun({ maxStepsOffPolicy: 1 }).finally(() => {
-      holdStepMs = 0;
+      holdSteps = false;
     });
     const count = (route: string) => ran.filter((x) => x.route === route).length;
     expect(count('optim_step')).toBeGreaterThanOrEqual(2);
@@ -192,7 +202,7 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
   });
 
   it('samples the next round during the update only with --max-steps-off-policy', async () => {
-    holdRound1Ms = 1000;
+    holdRound1 = true;
     try {
       const short = { rounds: 2, validateEvery: 0 };
       // on-policy: nothing of round 2 is sampled before round 1's checkpoint has been written
@@ -202,7 +212,7 @@ describe('a Tinker run on a clocked service', { timeout: 300_000 }, () => {
         0,
       );
     } finally {
-      holdRound1Ms = 0;
+      holdRound1 = false;
     }
   });
 });

@@ -19,7 +19,7 @@ const jsonl = (p: string) =>
     .split('\n')
     .map((l) => JSON.parse(l));
 
-const args = (out: string) =>
+const args = (out: string, over: Record<string, number> = {}) =>
   tinkerTrainArgs(out, QWEN3_DIR, {
     baseUrl: server.url,
     rounds: 3,
@@ -28,6 +28,7 @@ const args = (out: string) =>
     maxSteps: 2,
     loraRank: 8,
     maxStepsOffPolicy: 1,
+    ...over,
   });
 
 /** what a rollout is, without the wall times it took */
@@ -85,5 +86,34 @@ describe('an off-policy Tinker run killed and resumed', { timeout: 600_000 }, ()
     );
     // the finished run keeps only its last checkpoint
     expect(json(statePath).nextSampler).toBeUndefined();
+  });
+
+  it('samples the round ahead through the interface the last diagnosis made, as an on-policy run does', async () => {
+    const renderer = qwen3Renderer();
+    /** a two-round run's first prompts (system and first user turn, nothing answered yet), decoded */
+    const firstPrompts = async (maxStepsOffPolicy: number) => {
+      const out = join(mkdtempSync(join(tmpdir(), 'seal-offpolicy-iface-')), 'run');
+      const from = server.samples.length;
+      const r = await seal(args(out, { rounds: 2, maxStepsOffPolicy }), ENV);
+      expect(r.code, r.stderr).toBe(0);
+      const firsts = server.samples
+        .slice(from)
+        .filter((x) => !x.promptLogprobs)
+        .map((x) => renderer.decode([...x.prompt]))
+        .filter(
+          (t) => t.split('<|im_start|>assistant').length === 2 && t.split('<|im_start|>user').length === 2,
+        );
+      return { firsts: firsts.sort(), rounds: jsonl(join(out, 'rounds.jsonl')) };
+    };
+    const on = await firstPrompts(0);
+    const off = await firstPrompts(1);
+    // round 1's diagnosis changed the interface: round 2 shows another one than round 1
+    expect(off.rounds[0].nextInterface).not.toEqual(off.rounds[0].interface);
+    expect(off.rounds[1].interface).toEqual(off.rounds[0].nextInterface);
+    // round 1 samples the base in both; round 2's first prompts depend only on its tasks and the
+    // interface, not on the weights: sampled ahead, they must be those of the on-policy run
+    expect(off.rounds.map((x) => x.tasks)).toEqual(on.rounds.map((x) => x.tasks));
+    expect(off.firsts.length).toBe(16);
+    expect(off.firsts).toEqual(on.firsts);
   });
 });

@@ -75,6 +75,63 @@ describe('a rollout whose sample fails for good', { timeout: 120_000 }, () => {
     await learner.close();
   });
 
+  it('ends the rollout on an HTTP 400 for the sample (SkyRL refusing a prompt), as on a failed future', async () => {
+    let n = 0;
+    const skyrl = await startTinkerServer({
+      flavour: 'skyrl',
+      model: oracleModel(data, renderer),
+      fault: (c) =>
+        c.route === 'asample' && n++ === 1
+          ? { status: 400, body: { detail: 'prompt length exceeds the maximum' } }
+          : undefined,
+    });
+    try {
+      const { learner, policy } = await policyOn(skyrl);
+      const t = await play(policy, 'end');
+      expect(t.sampleFailure).toMatch(/the service refused the sample: .*HTTP 400 .*prompt length exceeds/);
+      expect(t.forceQuit).toBe(true);
+      expect(t.turns[0]!.steps.length).toBeGreaterThan(0);
+      await learner.close();
+    } finally {
+      await skyrl.close();
+    }
+  });
+
+  it("does not send a prompt of exactly the service's max_context_length; one token less is sent", async () => {
+    // the first prompt's length, as the service sees it
+    const { learner, policy } = await policyOn(server);
+    await play(policy, 'end');
+    await learner.close();
+    const length = server.samples.find((s) => !s.promptLogprobs)!.prompt.length;
+    expect(length).toBeGreaterThan(0);
+    for (const [limit, sent] of [
+      [length, false],
+      [length + 1, true],
+    ] as const) {
+      const s = await startTinkerServer({ model: oracleModel(data, renderer), maxContextLength: limit });
+      try {
+        const p = await policyOn(s);
+        const t = await play(p.policy, 'end');
+        const asked = s.samples.filter((x) => !x.promptLogprobs);
+        if (sent) {
+          // sent, with room for one token, and then the next (longer) prompt is stopped
+          expect(asked[0]!.prompt).toHaveLength(length);
+          expect(asked[0]!.maxTokens).toBe(1);
+        } else {
+          expect(asked).toHaveLength(0);
+          expect(t.sampleFailure).toMatch(
+            new RegExp(
+              `: the prompt has ${length} tokens, the service's max_context_length is ${limit}; not sent$`,
+            ),
+          );
+        }
+        await p.learner.close();
+      } finally {
+        await s.close();
+      }
+    }
+  });
+
   it("stops a prompt over the service's max_context_length before sending it", async () => {
     const small = await startTinkerServer({ model: oracleModel(data, renderer), maxContextLength: 64 });
     try {

@@ -1,0 +1,174 @@
+/**
+ * `seal checkpoints download` as a user meets a hostile or broken service: the real binary in its
+ * own process against the Tinker test server, whose archive route and signed URLs answer what the
+ * test asks. A relative Location and signed URLs that redirect (relative or absolute) are followed
+ * to the adapter; a redirect loop, an HTML page, archives that reach outside their folder or hold
+ * links or devices or lie about sizes, and adapters whose tensors do not fit end with one sentence
+ * and exit 1, writing nothing: not outside the output folder, and not the folder itself.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TinkerClient } from '../../src/tinker/client.js';
+import { rawSafetensors, rawTarOf, type TarEntry, testAdapterFiles } from '../support/adapter-files.js';
+import { buildDist, seal } from '../support/cli.js';
+import { fastOptions, startTinkerServer, type TinkerServerOptions } from '../support/tinker-server.js';
+
+const BASE = 'Qwen/Qwen3-8B';
+const root = mkdtempSync(join(tmpdir(), 'seal-download-cli-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const adapterFiles = (rank = 4) => testAdapterFiles({ baseModel: BASE, rank, step: 1, lrs: [1e-4] });
+const entriesOf = (files: { path: string; data: Buffer }[]): TarEntry[] =>
+  files.map((f) => ({ path: f.path, data: f.data }));
+const pairName = (layer: number, half: 'A' | 'B') =>
+  `base_model.model.model.layers.${layer}.self_attn.q_proj.lora_${half}.weight`;
+
+let boxes = 0;
+/** a new folder to download into: `out` inside `box`, which must hold nothing else after */
+function sandbox(): { box: string; out: string } {
+  const box = join(root, `box-${boxes++}`);
+  return { box, out: join(box, 'out') };
+}
+
+describe('seal checkpoints download against hostile answers', { timeout: 300_000 }, () => {
+  const KEY = 'tml-hostile-key';
+  let archive: Uint8Array | undefined;
+  const servers: { close(): Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    await buildDist();
+  }, 300_000);
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+  });
+
+  /** a server of the given archive behaviour, holding one saved sampler checkpoint: its path */
+  async function serverWith(archiveOpts: NonNullable<TinkerServerOptions['archive']>) {
+    const server = await startTinkerServer({
+      apiKey: KEY,
+      archive: { ...archiveOpts, bytes: (files) => archive ?? rawTarOf(entriesOf(files)) },
+    });
+    servers.push(server);
+    const client = await TinkerClient.connect(fastOptions(server.url, { apiKey: KEY }));
+    try {
+      const training = await client.createTrainingClient({ baseModel: BASE, loraRank: 4 });
+      await training.optimStep({ learningRate: 1e-4 });
+      return { server, sampler: await training.saveWeightsForSampler('round-0001') };
+    } finally {
+      client.close();
+    }
+  }
+
+  async function download(url: string, path: string) {
+    const { box, out } = sandbox();
+    const r = await seal(['checkpoints', 'download', path, '--out', out, '--base-url', url], {
+      TINKER_API_KEY: KEY,
+      TINKER_BASE_URL: '',
+    });
+    return { r, box, out };
+  }
+
+  function expectRefused(d: Awaited<ReturnType<typeof download>>, message: RegExp): void {
+    expect(d.r.code, d.r.stderr).toBe(1);
+    expect(d.r.stderr).toMatch(message);
+    expect(d.r.stderr).not.toMatch(/^\s+at /m);
+    // nothing written: not the folder it would have made, not anything beside it
+    expect(existsSync(d.box) ? readdirSync(d.box) : []).toEqual([]);
+  }
+
+  it('follows a relative Location from the archive route, and signed URLs that redirect', async () => {
+    for (const opts of [
+      { location: 'relative' as const },
+      { signed: 'relative-redirect' as const },
+      { signed: 'absolute-redirect' as const },
+      { location: 'relative' as const, signed: 'relative-redirect' as const },
+    ]) {
+      const { server, sampler } = await serverWith(opts);
+      const d = await download(server.url, sampler);
+      expect(d.r.code, `${JSON.stringify(opts)}: ${d.r.stderr}`).toBe(0);
+      expect(d.r.stdout).toMatch(/LoRA rank 4, alpha 32; 4 adapted module\(s\)/);
+      expect(readdirSync(d.out).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+      // the signed URL was asked for at the one place it lives
+      const signedAsked = server.requests.filter((q) => q.route.startsWith('signed/'));
+      expect(signedAsked.length).toBe(opts.signed ? 2 : 1);
+    }
+  });
+
+  it('ends a signed URL that redirects to itself, or answers HTML, with one sentence (exit 1)', async () => {
+    const loop = await serverWith({ signed: 'loop' });
+    expectRefused(await download(loop.server.url, loop.sampler), /the archive download failed \(.*redirect/i);
+    const html = await serverWith({ signed: 'html' });
+    expectRefused(
+      await download(html.server.url, html.sampler),
+      /the archive download answered an HTML page, not an archive/,
+    );
+  });
+
+  it('refuses hostile archives and adapters that do not fit, writing nothing (exit 1)', async () => {
+    const { server, sampler } = await serverWith({});
+    const good = entriesOf(adapterFiles());
+    const weightsWith = (b: Buffer) => [good[0]!, { path: 'adapter_model.safetensors', data: b }];
+    const absolute = join(root, 'absolute-target');
+    const cases: [string, Buffer, RegExp][] = [
+      [
+        'dotdot',
+        rawTarOf([...good, { path: 'adapter/../../escaped', data: Buffer.from('x') }]),
+        /outside its folder: 'adapter\/\.\.\/\.\.\/escaped'/,
+      ],
+      ['absolute', rawTarOf([{ path: absolute, data: Buffer.from('x') }, ...good]), /outside its folder/],
+      [
+        'symlink',
+        rawTarOf([...good, { path: 'link', type: '2', linkname: '/etc/passwd' }]),
+        /not a regular file \(tar type '2'\)/,
+      ],
+      [
+        'hardlink',
+        rawTarOf([...good, { path: 'hard', type: '1', linkname: '../../x' }]),
+        /not a regular file \(tar type '1'\)/,
+      ],
+      ['device', rawTarOf([{ path: 'dev', type: '3' }, ...good]), /not a regular file \(tar type '3'\)/],
+      [
+        'size',
+        rawTarOf(good.map((e, i) => (i === 1 ? { ...e, size: e.data!.length + 5000 } : e))),
+        /cut short/,
+      ],
+      [
+        'rank',
+        rawTarOf(
+          weightsWith(
+            rawSafetensors([
+              { name: pairName(0, 'A'), dtype: 'F32', shape: [4, 8], bytes: 128 },
+              { name: pairName(0, 'B'), dtype: 'F32', shape: [8, 3], bytes: 96 },
+            ]),
+          ),
+        ),
+        /not a usable LoRA adapter: .*lora_B \[8, 3\] are not of rank 4/,
+      ],
+      [
+        'trailing',
+        rawTarOf(
+          weightsWith(
+            rawSafetensors(
+              [
+                { name: pairName(0, 'A'), dtype: 'F32', shape: [4, 8], bytes: 128 },
+                { name: pairName(0, 'B'), dtype: 'F32', shape: [8, 4], bytes: 128 },
+              ],
+              16,
+            ),
+          ),
+        ),
+        /not a usable LoRA adapter: .*the tensors end at byte 256 of the data, which holds 272/,
+      ],
+    ];
+    for (const [name, bytes, message] of cases) {
+      archive = bytes;
+      const d = await download(server.url, sampler);
+      expectRefused(d, message);
+      expect(existsSync(join(root, 'escaped')), name).toBe(false);
+      expect(existsSync(absolute), name).toBe(false);
+    }
+    archive = undefined;
+  });
+});
