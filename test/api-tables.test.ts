@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { CLASS_NAMES } from '../src/envs/bfcl/apis/api.js';
 import { API_CLASSES } from '../src/envs/bfcl/apis/index.js';

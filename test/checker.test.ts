@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { checkTask } from '../src/envs/bfcl/checker.js';
 import { readJsonl, sharedData } from './support/golden.js';

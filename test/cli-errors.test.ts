@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 /**
  * Bad input, through a real `seal` process: exit code 2, a message that says what to do, no
  * stack trace, and no input file changed or temporary file left behind.

@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

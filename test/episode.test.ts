@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { ADDITIONAL_FUNCTION_MESSAGE, BfclEpisode, MAX_STEPS_PER_TURN } from '../src/envs/bfcl/episode.js';
 import { stateSnapshot } from '../src/envs/bfcl/state.js';

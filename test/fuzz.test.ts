@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TaskEnvironment } from '../src/envs/bfcl/executor.js';

@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { TaskEnvironment } from '../src/envs/bfcl/executor.js';
 import {

@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { decodePythonCallList, decodeStep, structuredCallToString } from '../src/envs/bfcl/calls/decode.js';
 import { PySyntaxError, parsePythonExpression } from '../src/envs/bfcl/calls/parse.js';

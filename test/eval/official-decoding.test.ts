@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 /**
  * `seal eval --format python` (a real process) against a scripted server whose answers use
  * positional arguments, prose around a fenced list, a think block and a bare fence: the run's

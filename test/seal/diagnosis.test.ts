@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { EpisodeRecorder } from '../../src/agent/recorder.js';
 import { CallRecorder, trajectoryFromCalls } from '../../src/agent/trajectory.js';

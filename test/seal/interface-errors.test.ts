@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ClassName } from '../../src/envs/bfcl/apis/api.js';
 import type { FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';

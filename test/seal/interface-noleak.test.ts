@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 /**
  * No hidden information in cues: for every BFCL task, everything the interface can add (schema
  * cues on every turn's tools, the system prompt with every component and guideline on, repair

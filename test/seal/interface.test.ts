@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CALL_SKELETONS } from '../../src/agent/format.js';

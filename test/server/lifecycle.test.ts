@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 /**
  * What a long-running service needs beyond the protocol: idle instances expire, an exception in
  * one instance is a 500 for that request only, and the SEAL state (profile, interface, weights)

@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 /**
  * `seal serve` driven over real HTTP on loopback, as the reference's trainer drives its env
  * service: ground-truth episodes score 1.0 in every category and format, a wrong one scores 0

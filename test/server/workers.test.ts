@@ -1,3 +1,4 @@
+// @module-tag bfcl-data
 /**
  * `seal serve --workers N`: instances spread over the worker threads while the main thread keeps
  * one failure profile of them all; a worker that dies loses its instances and nothing else; and

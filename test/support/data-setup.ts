@@ -7,10 +7,13 @@
  * later runs need no network.
  *
  * When the files cannot be had, a clone without network still runs every test that needs no BFCL
- * data: the test files that do need it carry `// @module-tag bfcl-data`, and that tag skips them.
- * Under CI the same situation is an error, since a CI run that skipped the port's tests would say
+ * data: the test files that do need it carry `// @module-tag bfcl-data`, and those files are left
+ * out of the run (not merely tagged skipped: many read the data while they are collected). Under
+ * CI the same situation is an error, since a CI run that skipped the port's tests would say
  * nothing about it.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DATA_DIR_ENV, defaultCacheDir } from '../../src/envs/bfcl/data/locate.js';
 import { BASE_URL_ENV, pullBfcl } from '../../src/envs/bfcl/data/pull.js';
 import { HAS_SHARED } from './golden.js';
@@ -39,4 +42,16 @@ export async function missingBfclData(
     `the BFCL task files are not in ${dest} and could not be pulled ` +
     `(${report.failed.length} files; ${first.path}: ${first.reason}); ${HOW_TO_PROVIDE}`
   );
+}
+
+/** The line that marks a test file as reading the BFCL task files. */
+const TAG_LINE = new RegExp(`^// @module-tag ${BFCL_DATA_TAG}$`, 'm');
+
+/** The test files under `dir` (relative paths) that carry the bfcl-data tag. */
+export function filesNeedingBfclData(dir = 'test'): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => join(dir, f))
+    .filter((f) => TAG_LINE.test(readFileSync(f, 'utf8')))
+    .sort();
 }
