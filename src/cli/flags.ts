@@ -19,11 +19,10 @@ export function addSettingOptions<S extends Shape>(
   settings: Settings<S>,
   skip: readonly (keyof S & string)[] = [],
 ): void {
-  const defaults: Readonly<Record<string, unknown>> = settings.defaults;
   for (const key of settings.keys) {
     if (skip.includes(key)) continue;
     const kind = settings.kind(key);
-    const def = defaults[key];
+    const def = settings.defaultText(key);
     const value = kind === 'switch' ? '' : ` <${settings.placeholder(key)}>`;
     const opt = new Option(
       `${flagOf(key)}${value}`,

@@ -54,11 +54,14 @@ export const SERVE_SCHEMA = z
       .describe('evolve the interface after every n evaluated training rollouts (0: only on POST /round)'),
     workers: int(1, 256)
       .default(defaultWorkers())
-      .describe(
-        'worker threads holding the instances; the HTTP server and the SEAL state stay in the main thread ' +
-          '(1: everything in one thread). Default: one per core but the one the main thread keeps busy, ' +
-          `at most ${MAX_DEFAULT_WORKERS} (so 1 on two cores, where a worker would only add message passing)`,
-      ),
+      .meta({
+        description:
+          'worker threads holding the instances; the HTTP server and the SEAL state stay in the main thread ' +
+          '(1: everything in one thread)',
+        defaultText:
+          `one per core but the one the main thread keeps busy, at most ${MAX_DEFAULT_WORKERS}: ` +
+          '1 on two cores, where a worker would only add message passing',
+      }),
     token: z
       .string()
       .min(1)

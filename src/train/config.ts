@@ -180,10 +180,10 @@ export const TRAIN_SCHEMA = z
       .describe(
         "USD per million prompt and KL-prefill tokens, from the service's price list for the base model: each round's cost is estimated from the prices given (0: none)",
       ),
-    priceSample: num(0, 1e6).default(0).describe('USD per million sampled tokens (see pricePrefill)'),
+    priceSample: num(0, 1e6).default(0).describe('USD per million sampled tokens (see --price-prefill)'),
     priceTrain: num(0, 1e6)
       .default(0)
-      .describe('USD per million tokens a training pass reads (see pricePrefill)'),
+      .describe('USD per million tokens a training pass reads (see --price-prefill)'),
     retries: int(0, 100)
       .default(10)
       .describe(

