@@ -76,6 +76,30 @@ describe('README and docs', () => {
     expect(links).toBeGreaterThan(50);
   });
 
+  it('has no link without a target', () => {
+    const empty = DOCS.flatMap((file) =>
+      [...prose(readFileSync(file, 'utf8')).matchAll(/\[[^\]]*\]\(\s*\)/g)].map(
+        (m) => `${relative(ROOT, file)}: ${m[0]}`,
+      ),
+    );
+    expect(empty).toEqual([]);
+  });
+
+  it("quotes the default run's scores as docs/results.md states them", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const results = readFileSync(join(ROOT, 'docs', 'results.md'), 'utf8');
+    const section = /^## The default run \(`npm start`\)\n([\s\S]*?)^## /m.exec(results)?.[1];
+    expect(section, 'docs/results.md has a section "The default run (`npm start`)"').toBeDefined();
+    const [, start, final] = /Start (\d+\.\d\d) -> final (\d+\.\d\d)/.exec(section!) ?? [];
+    expect(start, 'the section says "Start X -> final Y"').toBeDefined();
+    // the printed lines of the README's example, and its summary in words
+    expect(readme).toContain(`start: average ${start}\n`);
+    expect(readme).toContain(`final: average ${final}\n`);
+    expect(readme).toContain(`strict test average: start ${start} -> final ${final}\n`);
+    expect(readme).toMatch(new RegExp(`scores\\s+${start} on the strict mini test, the default run ends at ${final}\\b`));
+    expect(results).toMatch(new RegExp(`\\*\\*In short:\\*\\* the shipped base scores ${start}; the default run ends at ${final}\\b`));
+  });
+
   it('sends no reader outside the repository', () => {
     const sources = ['src', 'bin', 'scripts'].flatMap((d) =>
       walk(join(ROOT, d), (f) => /\.(ts|js)$/.test(f)),
@@ -104,7 +128,7 @@ describe('README and docs', () => {
     const examples = new Map<string, Set<string>>();
     for (const file of DOCS) {
       for (const m of readFileSync(file, 'utf8').matchAll(
-        /^\s*seal (train|experiment|eval|verify|compare|report|serve|data|pretrain|checkpoints)\b((?: pull| list| ttl| delete| download)?)(.*)$/gm,
+        /^\s*(?:node bin\/seal\.js|seal) (train|experiment|eval|verify|compare|report|serve|data|pretrain|checkpoints)\b((?: pull| list| ttl| delete| download)?)(.*)$/gm,
       )) {
         const command = m[2] ? `${m[1]}${m[2]}` : m[1]!;
         const flags = examples.get(command) ?? new Set<string>();
