@@ -8,8 +8,8 @@
  *     <!-- /flags -->
  *
  * `<!-- flags: seal experiment minus seal train -->` leaves out the flags the second command has
- * too, in the same words (the doc says where those are). `npm run docs:flags` rewrites every block; a test fails when
- * one differs from what this makes.
+ * too, in the same words (the doc says where those are). `npm run docs:flags` rewrites every
+ * block; a test fails when one differs from what this makes.
  */
 import type { Command, Help, Option } from 'commander';
 
