@@ -96,8 +96,14 @@ describe('README and docs', () => {
     expect(readme).toContain(`start: average ${start}\n`);
     expect(readme).toContain(`final: average ${final}\n`);
     expect(readme).toContain(`strict test average: start ${start} -> final ${final}\n`);
-    expect(readme).toMatch(new RegExp(`scores\\s+${start} on the strict mini test, the default run ends at ${final}\\b`));
-    expect(results).toMatch(new RegExp(`\\*\\*In short:\\*\\* the shipped base scores ${start}; the default run ends at ${final}\\b`));
+    expect(readme).toMatch(
+      new RegExp(`scores\\s+${start} on the strict mini test, the default run ends at ${final}\\b`),
+    );
+    expect(results).toMatch(
+      new RegExp(
+        `\\*\\*In short:\\*\\* the shipped base scores ${start}; the default run ends at ${final}\\b`,
+      ),
+    );
   });
 
   it('sends no reader outside the repository', () => {
