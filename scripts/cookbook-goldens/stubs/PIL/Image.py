@@ -1,0 +1,2 @@
+class Image: pass
+def open(*a, **k): raise NotImplementedError

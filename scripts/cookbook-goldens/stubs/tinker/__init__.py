@@ -1,0 +1,2 @@
+from . import types
+from .types import ModelInput, EncodedTextChunk, ModelInputChunk, ImageChunk

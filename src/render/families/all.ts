@@ -1,0 +1,2 @@
+/** Every family module, imported for its registration in index.ts. */
+import './role-colon.js';

@@ -1,0 +1,115 @@
+/**
+ * The golden checks every family's test runs for its renderer names: seal's rendering has the
+ * cookbook's text and, where npm has the family's tokenizer, its token ids; what the cookbook
+ * refuses seal refuses; parsing the cookbook's completions gives the same calls.
+ */
+import { describe, expect, it } from 'vitest';
+import { RenderRefused } from '../../../src/render/families/family.js';
+import { chatFamily } from '../../../src/render/families/index.js';
+import '../../../src/render/families/all.js';
+import {
+  type CookbookMessage,
+  familyMessage,
+  goldenPieces,
+  idsOf,
+  joined,
+  loadGoldens,
+  realEncoder,
+} from './goldens.js';
+
+const goldens = loadGoldens();
+
+/** a parsed golden message's text and reasoning, joined from its parts */
+function partsOf(content: CookbookMessage['content']): { text: string; thinking: string | null } {
+  if (typeof content === 'string') return { text: content, thinking: null };
+  const thinking = content.filter((p) => p.type === 'thinking').map((p) => p.thinking ?? '');
+  return {
+    text: content
+      .filter((p) => p.type === 'text')
+      .map((p) => p.text ?? '')
+      .join(''),
+    thinking: thinking.length > 0 ? thinking.join('') : null,
+  };
+}
+
+export function describeGoldens(renderer: string): void {
+  describe(`${renderer} against the cookbook's renderer`, () => {
+    // the goldens' stand-in tokenizer has Llama's bos_token and no eos_token
+    const family = chatFamily(renderer, { today: goldens.date, bosToken: '<|begin_of_text|>' });
+    const info = goldens.info.get(renderer);
+    const enc = realEncoder(renderer);
+    const prefixes = goldens.prefixes.get(renderer)!;
+
+    it('has the cookbook stop sequences and extension property', () => {
+      expect(info).toBeDefined();
+      expect(family.stop).toEqual(info!.stop);
+      expect(family.extension).toBe(info!.extension);
+    });
+
+    it("declares tools as the cookbook's create_conversation_prefix_with_tools does", () => {
+      const failed = goldens.toolsErrors.get(renderer);
+      if (failed?.size) return; // the cookbook declares no tools here; the family's own test says what seal does
+      for (const [conversation, prefix] of prefixes) {
+        const ours = family.toolDeclaration(goldens.tools, goldens.system);
+        expect(ours, conversation).toEqual(prefix.map(familyMessage));
+      }
+    });
+
+    const messagesFor = (conversation: string) => [
+      ...prefixes.get(conversation)!.map(familyMessage),
+      ...goldens.conversations.get(conversation)!.map(familyMessage),
+    ];
+    const turns = goldens.turns.filter((t) => t.renderer === renderer);
+
+    it.each(turns.map((t) => [`${t.conversation} #${t.upto}`, t] as const))(
+      'renders %s: prompt and full sequence',
+      (_, t) => {
+        const messages = messagesFor(t.conversation);
+        const at = prefixes.get(t.conversation)!.length + t.upto;
+        const prompt = family.generationPrompt(messages.slice(0, at));
+        const full = family.supervised(messages.slice(0, at + 1));
+        expect(joined(prompt)).toBe(joined(goldenPieces(t.prompt)));
+        expect(joined(full)).toBe(joined(goldenPieces(t.supervised)));
+        if (enc) {
+          expect(idsOf(enc, prompt)).toEqual(idsOf(enc, goldenPieces(t.prompt)));
+          expect(idsOf(enc, full)).toEqual(idsOf(enc, goldenPieces(t.supervised)));
+        }
+      },
+    );
+
+    it.each(turns.map((t) => [`${t.conversation} #${t.upto}`, t] as const))(
+      'parses the completion of %s',
+      (_, t) => {
+        const parsed = family.parse(t.completion);
+        if (t.parse_error !== undefined) {
+          // the cookbook raised; seal must not: a result, with or without the calls
+          expect(parsed).toBeDefined();
+          return;
+        }
+        const want = t.parsed!;
+        expect(parsed.ok).toBe(t.termination === 'stop_sequence');
+        const calls = (want.tool_calls ?? []).map((c) => ({
+          name: c.function.name,
+          arguments: JSON.parse(c.function.arguments) as unknown,
+        }));
+        expect(parsed.toolCalls.map((c) => ({ name: c.name, arguments: JSON.parse(c.arguments) }))).toEqual(
+          calls,
+        );
+        const { text, thinking } = partsOf(want.content);
+        expect(parsed.content.trim()).toBe(text.trim());
+        expect(parsed.reasoning?.trim() ?? null).toBe(thinking?.trim() ?? null);
+      },
+    );
+
+    const refused = goldens.turnErrors.filter((e) => e.renderer === renderer);
+    if (refused.length > 0)
+      it.each(refused.map((e) => [`${e.conversation} #${e.upto}`, e] as const))(
+        'refuses %s as the cookbook does',
+        (_, e) => {
+          const messages = messagesFor(e.conversation);
+          const at = prefixes.get(e.conversation)!.length + e.upto;
+          expect(() => family.supervised(messages.slice(0, at + 1))).toThrow(RenderRefused);
+        },
+      );
+  });
+}
