@@ -101,6 +101,24 @@ export function describeGoldens(renderer: string): void {
       },
     );
 
+    // Item 3 of the families issue: where a multi-turn rollout stays one sequence. For each
+    // assistant turn and the next one in the same conversation: does seal's next prompt start with
+    // its previous prompt and the completion, exactly where the cookbook's does?
+    const pairs = turns.flatMap((t) => {
+      const next = turns.find((u) => u.conversation === t.conversation && u.upto > t.upto);
+      return next ? [[`${t.conversation} #${t.upto} -> #${next.upto}`, t, next] as const] : [];
+    });
+    it.each(pairs)('keeps one sequence from %s exactly where the cookbook does', (_, t, next) => {
+      const messages = messagesFor(t.conversation);
+      const base = prefixes.get(t.conversation)!.length;
+      const ours = joined(family.generationPrompt(messages.slice(0, base + next.upto)));
+      const previous = joined(family.generationPrompt(messages.slice(0, base + t.upto))) + t.completion;
+      const cookbook = joined(goldenPieces(next.prompt)).startsWith(
+        joined(goldenPieces(t.prompt)) + t.completion,
+      );
+      expect(ours.startsWith(previous)).toBe(cookbook);
+    });
+
     const refused = goldens.turnErrors.filter((e) => e.renderer === renderer);
     if (refused.length > 0)
       it.each(refused.map((e) => [`${e.conversation} #${e.upto}`, e] as const))(
