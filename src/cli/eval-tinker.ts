@@ -10,10 +10,10 @@ import type { EvalConfig as EvalFlags } from '../eval/config.js';
 import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
 import type { Policy } from '../policy/policy.js';
 import { TinkerPolicy } from '../policy/tinker.js';
-import { HfRenderer } from '../render/hf-renderer.js';
-import { locateTokenizer } from '../render/locate.js';
+import { openRenderer } from '../render/open.js';
 import { TinkerClient } from '../tinker/client.js';
 import { retryLine } from '../tinker/http.js';
+import { checkRendererChoice } from '../train/config.js';
 import { UsageError } from '../util/errors.js';
 
 /** what to sample from, and the base model whose tokenizer renders for it */
@@ -61,7 +61,8 @@ export async function tinkerEvalPolicy(
     throw new UsageError(
       'a tinker:// path does not name its base model: give --base-model NAME (its tokenizer is looked up) or --tokenizer DIR',
     );
-  const renderer = HfRenderer.load(locateTokenizer({ tokenizer: flags.tokenizer, baseModel: source.base }));
+  checkRendererChoice({ ...flags, baseModel: source.base }, format);
+  const { renderer } = openRenderer(flags.renderer, { tokenizer: flags.tokenizer, baseModel: source.base });
   const client = await TinkerClient.connect({
     ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
     retry: { maxRetries: flags.retries },

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { TOOL_CALL_FORMATS } from '../agent/format.js';
 import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
+import { rendererSetting } from '../render/open.js';
 import { dataDirSetting, SAMPLING_SHAPE, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
 
@@ -44,6 +45,7 @@ export const EVAL_SCHEMA = z
       description: 'tinker: the base model whose tokenizer a tinker:// path needs',
       placeholder: 'name',
     }),
+    renderer: rendererSetting('tinker: '),
     thinking: z.enum(['template', 'on', 'off']).default('template').meta({
       description: "tinker: the chat template's enable_thinking (as the run trained)",
       placeholder: 'mode',

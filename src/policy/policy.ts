@@ -39,6 +39,11 @@ export interface Completion {
   readonly text: string;
   /** native tool calls, when the backend returned structured calls */
   readonly toolCalls?: readonly NativeToolCall[];
+  /**
+   * native tool calls the backend's parser found but could not read (a model family's call block
+   * with bad JSON, unterminated, without a name), each with its raw text: the turn is a parse error
+   */
+  readonly unparsedToolCalls?: readonly { readonly raw: string; readonly error: string }[];
   readonly finishReason?: string;
   /**
    * the prompt ids the completion was conditioned on, when the backend returns them (the embedded

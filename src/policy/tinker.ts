@@ -15,6 +15,7 @@ import { floatRepr } from '../envs/bfcl/py/format.js';
 import { parsePyJson } from '../envs/bfcl/py/json.js';
 import type { PyValue } from '../envs/bfcl/py/values.js';
 import { templateValue } from '../render/chat-line.js';
+import { FamilyRenderer } from '../render/family-renderer.js';
 import type { Renderer, RenderMessage, TemplateValue } from '../render/renderer.js';
 import type { SamplingClient } from '../tinker/client.js';
 import { TinkerError } from '../tinker/errors.js';
@@ -176,7 +177,10 @@ export class TinkerPolicy implements Policy {
           ...(request.topP !== undefined ? { topP: request.topP } : {}),
           ...(request.seed !== undefined ? { seed: request.seed } : {}),
           // stop on the template's end-of-turn ids; text stops would cut inside a token
-          stop: [...this.renderer.stopTokens],
+          stop:
+            this.renderer instanceof FamilyRenderer
+              ? this.renderer.samplingStop
+              : [...this.renderer.stopTokens],
           ...(signal ? { signal } : {}),
         }),
       )
@@ -194,11 +198,9 @@ export class TinkerPolicy implements Policy {
     if (!seq) throw new Error(`${this.name}: asample answered no sequence`);
     if (!seq.logprobs || seq.logprobs.length !== seq.tokens.length)
       throw new Error(`${this.name}: asample answered ${seq.tokens.length} tokens without their logprobs`);
-    const raw = this.renderer.completionText(seq.tokens);
-    const native = request.tools && request.tools.length > 0 ? nativeCallsOf(raw) : undefined;
+    const read = this.readCompletion(seq.tokens, request.tools !== undefined && request.tools.length > 0);
     return {
-      text: native ? native.text : raw,
-      ...(native && native.calls.length > 0 ? { toolCalls: native.calls } : {}),
+      ...read,
       finishReason: seq.stopReason,
       promptTokenIds: prompt,
       tokenIds: seq.tokens,
@@ -210,6 +212,48 @@ export class TinkerPolicy implements Policy {
       },
       latencyMs: performance.now() - t0,
     };
+  }
+
+  /**
+   * A completion's text and native calls: a model family's renderer reads its own syntax (harmony
+   * channels, DeepSeek's and Kimi's blocks, ...; the text is the visible content, reasoning and
+   * markup removed); the Hugging Face template's renderer reads Qwen's `<tool_call>` blocks.
+   */
+  private readCompletion(
+    ids: readonly number[],
+    native: boolean,
+  ): Pick<Completion, 'text' | 'toolCalls' | 'unparsedToolCalls'> {
+    if (this.renderer instanceof FamilyRenderer) {
+      const parsed = this.renderer.parseCompletion(ids);
+      // a text format (hermes) reads its own tags: when the family's parser took them as its calls
+      // (Qwen's <tool_call>), the decoder gets the raw text; otherwise the clean content
+      if (!native)
+        return {
+          text:
+            parsed.toolCalls.length > 0 || parsed.unparsed.length > 0
+              ? this.renderer.completionText(ids)
+              : parsed.content,
+        };
+      return {
+        text: parsed.content,
+        ...(parsed.toolCalls.length > 0
+          ? {
+              toolCalls: parsed.toolCalls.map(
+                (c, i): NativeToolCall => ({
+                  id: c.id || `call_${i}`,
+                  type: 'function',
+                  function: { name: c.name, arguments: c.arguments },
+                }),
+              ),
+            }
+          : {}),
+        ...(parsed.unparsed.length > 0 ? { unparsedToolCalls: parsed.unparsed } : {}),
+      };
+    }
+    const raw = this.renderer.completionText(ids);
+    if (!native) return { text: raw };
+    const calls = nativeCallsOf(raw);
+    return { text: calls.text, ...(calls.calls.length > 0 ? { toolCalls: calls.calls } : {}) };
   }
 
   async close(): Promise<void> {

@@ -118,6 +118,11 @@ function familyMessage(m: RenderMessage, callNames: Map<string, string>): Family
 
 export class FamilyRenderer implements Renderer {
   readonly stopTokens: readonly number[];
+  /**
+   * what a sampler stops on: the stop tokens' ids when each stop sequence is one token (a string
+   * stop could cut inside a token), else the strings (role_colon's `\n\nUser:`), as the cookbook sends them
+   */
+  readonly samplingStop: readonly number[] | readonly string[];
 
   constructor(
     readonly family: ChatFamily,
@@ -125,6 +130,7 @@ export class FamilyRenderer implements Renderer {
     readonly name: string = family.name,
   ) {
     this.stopTokens = family.stop.map((s) => encoder.tokenId(s)).filter((id) => id !== undefined);
+    this.samplingStop = this.stopTokens.length === family.stop.length ? this.stopTokens : family.stop;
   }
 
   /** the pieces of a chat: the generation prompt, or the whole sequence */

@@ -47,7 +47,7 @@ const SPECIAL_TOKEN_KEYS = [
 ] as const;
 
 /** a special token as the config gives it: a string, or an AddedToken object with `content` */
-function tokenText(v: unknown): string | undefined {
+export function tokenText(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
   if (typeof v === 'object' && v !== null && typeof (v as { content?: unknown }).content === 'string')
     return (v as { content: string }).content;

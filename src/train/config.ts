@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { ToolCallFormat } from '../agent/format.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../nn/backends.js';
+import { HF_TEMPLATE, type RendererChoice, rendererSetting, resolveRenderer } from '../render/open.js';
 import { loraLearningRate } from '../tinker/lora-lr.js';
 import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
@@ -151,6 +152,7 @@ export const TRAIN_SCHEMA = z
         "tinker: a Hugging Face model folder with the base model's tokenizer.json and chat template (default: the local Hugging Face cache)",
       placeholder: 'dir',
     }),
+    renderer: rendererSetting('tinker: '),
     thinking: z
       .enum(['template', 'on', 'off'])
       .default('template')
@@ -286,6 +288,32 @@ function checkTinkerConfig(c: TrainConfig): void {
     );
   if (c.checkpoint !== undefined)
     throw new SettingsError('checkpoint is an embedded checkpoint; learner tinker starts from baseModel');
+  checkRendererChoice(c, toolFormat(c));
+}
+
+/**
+ * What a family renderer cannot do, said before anything runs: the Hugging Face template's thinking
+ * switch (a family has its *_disable_thinking variant instead), and native tool calls in
+ * role_colon, which has no tool-call convention.
+ */
+export function checkRendererChoice(
+  c: {
+    readonly renderer: RendererChoice;
+    readonly baseModel?: string | undefined;
+    readonly thinking: string;
+  },
+  format: string,
+): void {
+  const resolved = resolveRenderer(c.renderer, c.baseModel);
+  if (resolved === HF_TEMPLATE) return;
+  if (c.thinking !== 'template')
+    throw new SettingsError(
+      `thinking ${c.thinking} is the Hugging Face template's switch; the ${resolved} renderer has none: leave thinking unset, and choose a *_disable_thinking renderer to turn thinking off (or renderer hf_template)`,
+    );
+  if (resolved === 'role_colon' && format === 'native')
+    throw new SettingsError(
+      'renderer role_colon (a base model) has no tool-call convention: use format hermes, which writes the tools into the system prompt',
+    );
 }
 
 /** the tool-call format rollouts and validation use */

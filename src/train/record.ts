@@ -119,6 +119,8 @@ export interface TinkerLearnerRecord {
   readonly wire: { readonly asked: string; readonly used: string };
   /** the tokenizer folder's name and the sha256 of its tokenizer.json and chat template */
   readonly tokenizer: { readonly name: string; readonly sha256: string };
+  /** the renderer the run rendered with (a family's name, or hf_template; runs before it: absent) */
+  readonly renderer?: string;
   readonly format: string;
   /** the KL term to the base: on (a base-model sampling session) or off, and why */
   readonly kl: { readonly on: boolean; readonly reason: string };

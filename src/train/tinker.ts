@@ -11,8 +11,9 @@ import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { TinkerLearner } from '../learner/tinker/learner.js';
 import type { CompletionRequest, Policy } from '../policy/policy.js';
 import { promptIdsOf } from '../policy/tinker.js';
-import { HfRenderer } from '../render/hf-renderer.js';
-import { locateTokenizer } from '../render/locate.js';
+import { HfRenderer, readTokenizerFiles } from '../render/hf-renderer.js';
+import { type OpenedRenderer, openRenderer } from '../render/open.js';
+import type { Renderer } from '../render/renderer.js';
 import { trainingContext } from '../seal/interface.js';
 import { TinkerClient } from '../tinker/client.js';
 import { retryLine } from '../tinker/http.js';
@@ -23,15 +24,21 @@ import { initialTrainState, methodSwitches } from './loop.js';
 import type { TinkerLearnerRecord } from './record.js';
 import { roundTasks } from './tasks.js';
 
-/** the base model's renderer: `--tokenizer DIR`, else the local Hugging Face cache */
-export function tinkerRenderer(c: TrainConfig): HfRenderer {
-  return HfRenderer.load(locateTokenizer({ tokenizer: c.tokenizer, baseModel: c.baseModel }));
+/** the base model's renderer (--renderer) on its tokenizer: `--tokenizer DIR`, else the local Hugging Face cache */
+export function tinkerRenderer(c: TrainConfig): OpenedRenderer {
+  return openRenderer(c.renderer, { tokenizer: c.tokenizer, baseModel: c.baseModel });
 }
 
-function rendererSha(r: HfRenderer): string {
+/** what the renderer renders with: the tokenizer, and the template or the family's name */
+function rendererSha(r: OpenedRenderer): string {
+  const files = readTokenizerFiles(r.dir);
   return createHash('sha256')
-    .update(JSON.stringify(r.files.tokenizer))
-    .update(r.files.chatTemplate ?? String(r.files.config.chat_template ?? ''))
+    .update(JSON.stringify(files.tokenizer))
+    .update(
+      r.renderer instanceof HfRenderer
+        ? (files.chatTemplate ?? String(files.config.chat_template ?? ''))
+        : `family ${r.resolved}`,
+    )
     .digest('hex');
 }
 
@@ -66,7 +73,8 @@ export async function openTinker(
   log: (line: string) => void,
   resumeFrom?: string,
 ): Promise<{ learner: TinkerLearner; record: TinkerLearnerRecord }> {
-  const renderer = tinkerRenderer(c);
+  const opened = tinkerRenderer(c);
+  const renderer = opened.renderer;
   const client = await TinkerClient.connect({
     ...(c.baseUrl !== undefined ? { baseUrl: c.baseUrl } : {}),
     wire: c.wire,
@@ -102,7 +110,8 @@ export async function openTinker(
         baseModel: c.baseModel!,
         loraRank: c.loraRank,
         wire: { asked: c.wire, used: client.wire },
-        tokenizer: { name: basename(resolve(renderer.name)), sha256: rendererSha(renderer) },
+        tokenizer: { name: basename(resolve(opened.dir)), sha256: rendererSha(opened) },
+        renderer: opened.resolved,
         format: toolFormat(c),
         kl,
         lr: lrChoice(c),
@@ -129,7 +138,7 @@ async function firstPrompt(
   c: TrainConfig,
   data: BfclData,
   task: BfclTask,
-  renderer: HfRenderer,
+  renderer: Renderer,
 ): Promise<readonly number[]> {
   const taker: Policy = {
     name: 'dry-run',
@@ -165,7 +174,7 @@ export interface RoundPlan {
  * the prompts and a ceiling for the samples (every step at maxTokens).
  */
 export async function planRound(c: TrainConfig, data: BfclData): Promise<RoundPlan> {
-  const renderer = tinkerRenderer(c);
+  const { renderer, resolved } = tinkerRenderer(c);
   const trainTasks = data.split.train.map((id) => data.byId.get(id)!).filter(Boolean);
   const tasks = roundTasks(trainTasks, c.seed, 1, c.tasksPerRound);
   let promptTokens = 0;
@@ -180,7 +189,7 @@ export async function planRound(c: TrainConfig, data: BfclData): Promise<RoundPl
   }
   const rollouts = tasks.length * c.groupSize;
   const lines = [
-    `dry run: one round of --learner tinker on ${c.baseModel} (LoRA rank ${c.loraRank}), nothing sent`,
+    `dry run: one round of --learner tinker on ${c.baseModel} (LoRA rank ${c.loraRank}, renderer ${resolved}), nothing sent`,
     `requests, in order:`,
     `  create_model (first round) or load_weights (resume), then save_weights_for_sampler (ephemeral sampler)`,
     `  asample x >= ${(rollouts * tasks.reduce((s, t) => s + t.question.length, 0)) / Math.max(1, tasks.length)} (${rollouts} rollouts of ${tasks.length} tasks x G ${c.groupSize}, one per step; at most ${c.maxSteps} steps per turn; ${c.maxInFlight} in flight)`,

@@ -35,6 +35,12 @@ export function toolCallIds(calls: readonly NativeToolCall[]): string[] {
 }
 
 function decodeNative(completion: Completion): DecodedStep {
+  const unparsed = completion.unparsedToolCalls ?? [];
+  if (unparsed.length > 0)
+    return {
+      kind: 'parse_error',
+      error: unparsed.map((u) => `a tool call that does not parse (${u.error}): ${u.raw}`).join('; '),
+    };
   const calls = completion.toolCalls ?? [];
   if (calls.length === 0) return { kind: 'text' };
   const out: string[] = [];
