@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type FamilyMessage, RenderRefused, textOf } from '../../../src/render/families/family.js';
 import { chatFamily } from '../../../src/render/families/index.js';
+import { FamilyRenderer } from '../../../src/render/family-renderer.js';
 import '../../../src/render/families/all.js';
 import { describeGoldens } from './check.js';
 import { idsOf, realEncoder } from './goldens.js';
@@ -170,5 +171,34 @@ describe('qwen3 reasoning', () => {
       ]),
     ).toThrow(/no user message/);
     expect(() => off.supervised([user, { role: 'assistant', content: 'Paris.' }])).not.toThrow();
+  });
+});
+
+describe('qwen3 on its real tokenizer, through FamilyRenderer', () => {
+  it('renders an OpenAI-form chat with tools and reads sampled ids back into calls', () => {
+    const renderer = new FamilyRenderer(chatFamily('qwen3'), realEncoder('qwen3')!);
+    expect(renderer.stopTokens).toEqual([renderer.encode('<|im_end|>')[0]]);
+    const tools = [{ type: 'function' as const, function: TOOLS[0]! }];
+    const chat = {
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Buy at 30.0' },
+      ],
+      tools,
+    };
+    const prompt = renderer.render({ ...chat, addGenerationPrompt: true });
+    expect(renderer.decode(prompt.tokens)).toBe(prompt.text);
+    expect(prompt.text).toMatch(/^<\|im_start\|>system\nBe brief\.\n\n# Tools\n/);
+    const sampled = renderer.encode(
+      '<think>\nBuy it.\n</think>\n\n<tool_call>\n{"name": "place_order", "arguments": {"price": 30.0}}\n</tool_call><|im_end|>',
+    );
+    expect(renderer.parseCompletion(sampled)).toEqual({
+      content: '',
+      reasoning: 'Buy it.',
+      toolCalls: [{ id: null, name: 'place_order', arguments: '{"price": 30.0}' }],
+      unparsed: [],
+      ok: true,
+    });
+    expect(renderer.parseCompletion(sampled.slice(0, -1)).ok).toBe(false);
   });
 });
