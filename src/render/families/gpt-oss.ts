@@ -17,21 +17,24 @@
  * message holds `# Instructions` (the system prompt) and `# Tools` with each tool written as a
  * TypeScript-like type (`type NAME = (_:\n{\n// description\nfield?: type, // default: …\n}) => any;`).
  *
- * Where the cookbook differs from the model's Hugging Face chat template (and from openai/harmony's
- * own renderer): the routing sentence is a separate system message, not a line of the first one;
- * the `*_reasoning` system message always has `Current date:`, and without those names there is no
- * system message at all; a tool's parameters open with `(_:` then `{` on the next line, not
- * `(_: {`, defaults are JSON (`"celsius"`, not `celsius`), and oneOf/anyOf are one line; calls are
- * written `commentary <|constrain|>json` where the template writes `commentary json`; tool results
- * are the text as given where the template writes it as JSON; and reasoning is kept in history for
- * every earlier turn where the template (and harmony's default) drops the analysis of finished
- * turns. seal follows the cookbook, since that is what Tinker trains on.
+ * Where the cookbook differs from the model's Hugging Face chat template and openai/harmony's own
+ * renderer: the routing sentence is a separate system message, not a line of the first one; the
+ * `*_reasoning` system message always has `Current date:`, and gpt_oss_no_sysprompt has no system
+ * message at all; reasoning is kept in history for every earlier turn, where both drop the analysis
+ * of finished turns by default. Unlike harmony's renderer (its test data): a tool's parameters open
+ * with `(_:` and `{` on the next line, not `(_: {`; defaults are JSON (`"celsius"`, not `celsius`);
+ * oneOf/anyOf stay on one line. Unlike the Hugging Face template: calls are written
+ * `commentary <|constrain|>json` where it writes `commentary json`, and a tool result is its text as
+ * given where it writes the content as JSON. seal follows the cookbook: it is what Tinker trains on.
  *
  * Parsing reads the completion as the cookbook does: harmony messages found by `<|message|>`,
  * header channel and `to=` recipient by pattern, body up to the next end marker. The cookbook
  * raises on a completion with more than one `<|call|>` or `<|return|>`; seal reads every message
  * of it and records the whole text as unparsed (ok=false). Where the cookbook accepts arguments
  * that are JSON but not an object, or a call with an empty name, seal records them as unparsed.
+ * A completion with an unparsed call is not ok (the cookbook still calls it a clean stop, and says
+ * so through its unparsed_tool_calls). Text after the first stop token is not read, and a
+ * completion with no stop token is read as the cookbook does: nothing but its text.
  */
 import {
   type ChatFamily,
@@ -404,7 +407,8 @@ function parse(completion: string): ParsedCompletion {
   const unparsed = [...read.unparsed, ...problems];
   const hasParts = read.texts.length > 0 || read.thoughts.length > 0;
   return {
-    // with no channel message kept, the cookbook's content is the text itself
+    // with no channel message kept, the cookbook's content is the text itself (so a call-only
+    // completion's content is its markup: its calls are in toolCalls; check.ts holds seal to this)
     content: hasParts ? read.texts.join('') : text,
     reasoning: read.thoughts.length > 0 ? read.thoughts.join('') : null,
     toolCalls: read.calls,
