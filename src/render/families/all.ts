@@ -1,4 +1,5 @@
 /** Every family module, imported for its registration in index.ts. */
-import './role-colon.js';
+import './gpt-oss.js';
 import './qwen3.js';
 import './qwen3-5.js';
+import './role-colon.js';
