@@ -1,0 +1,4 @@
+import { describeGoldens } from './check.js';
+
+describeGoldens('deepseekv3');
+describeGoldens('deepseekv3_thinking');
