@@ -1,0 +1,3 @@
+import { describeGoldens } from './check.js';
+
+describeGoldens('llama3', { ownToolTurns: true });
