@@ -138,7 +138,9 @@ function assistantPieces(m: FamilyMessage, at: Position, followsTool: boolean, t
   if (!followsTool) {
     pieces.push({ text: ASSISTANT });
     if (!thinking || !at.isLast) pieces.push({ text: THINK_END });
-    else if (hasContent && m.thinking === undefined) pieces.push({ text: THINK + THINK_END });
+    // a trained answer that did not reason (no reasoning part, no <think> written in its text)
+    else if (hasContent && m.thinking === undefined && !m.content.includes(THINK))
+      pieces.push({ text: THINK + THINK_END });
   }
   if (body) pieces.push({ text: body });
   if (hasContent) pieces.push({ text: EOS });
