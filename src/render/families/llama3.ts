@@ -31,6 +31,10 @@
  * supports single tool-calls at once"); seal writes them joined by "; ", the separator vLLM's
  * Llama 3 JSON tool parser reads, so a BFCL turn with parallel calls can be rendered and parsed.
  *
+ * One sequence across turns (the cookbook's extension property) holds for text turns, and for a
+ * call the model wrote in the template's layout; a call written otherwise (other spacing, text
+ * around it, <|python_tag|>) comes back into the history in that layout.
+ *
  * Parsing: a completion ends at <|eot_id|> (<|eom_id|>, the template's end of a call in its
  * built-in-tools mode, is accepted too). The message is a tool call when its text, trimmed, and
  * after an optional <|python_tag|>, is one or more JSON objects `{"name": string, "parameters":
