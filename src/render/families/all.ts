@@ -3,3 +3,5 @@ import './gpt-oss.js';
 import './qwen3.js';
 import './qwen3-5.js';
 import './role-colon.js';
+import './deepseek-v3.js';
+import './llama3.js';
