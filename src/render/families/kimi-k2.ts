@@ -52,7 +52,7 @@ const CALL_END = '<|tool_call_end|>';
 /** the cookbook caps the raw text it keeps of an unterminated block */
 const RAW_MAX = 16384;
 
-// both spellings of the section markers: K2 models are seen writing the singular one
+// the cookbook accepts the section markers spelt with `tool_call_section` as well as `tool_calls_section`
 const SECTION_RE =
   /<\|tool_calls_section_begin\|>([\s\S]*?)<\|tool_calls_section_end\|>|<\|tool_call_section_begin\|>([\s\S]*?)<\|tool_call_section_end\|>/;
 const CALL_RE =
