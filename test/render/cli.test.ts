@@ -66,7 +66,17 @@ describe('seal render', () => {
     expect(r.stderr).toContain(`tokenizer folder ${missing} does not exist`);
 
     const cache = await seal(
-      ['render', '--base-model', 'Qwen/Qwen3-8B', '--input', CHAT_GOLDEN, '--out', join(dir, 'x.jsonl')],
+      [
+        'render',
+        '--renderer',
+        'hf_template',
+        '--base-model',
+        'Qwen/Qwen3-8B',
+        '--input',
+        CHAT_GOLDEN,
+        '--out',
+        join(dir, 'x.jsonl'),
+      ],
       {
         HF_HOME: join(dir, 'empty-hf-home'),
       },
@@ -74,5 +84,169 @@ describe('seal render', () => {
     expect(cache.code).toBe(2);
     expect(cache.stderr).toMatch(/no tokenizer files for Qwen\/Qwen3-8B .*--tokenizer DIR/);
     expect(existsSync(join(dir, 'x.jsonl'))).toBe(false);
+  }, 60_000);
+
+  const chat = {
+    messages: [
+      { role: 'system', content: 'You move things.' },
+      { role: 'user', content: 'Move it 30.0 m, to Zoë' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: 'call_0',
+            type: 'function',
+            function: { name: 'move', arguments: '{"x": 30.0, "to": "Zoë"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_0', content: '{"moved": true}' },
+    ],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'move',
+          description: 'Move a thing',
+          parameters: {
+            type: 'object',
+            properties: { x: { type: 'number' }, to: { type: 'string' } },
+            required: ['x'],
+          },
+        },
+      },
+    ],
+    add_generation_prompt: true,
+  };
+
+  it('renders in a family format with --renderer, and writes the text alone when no tokenizer is found', async () => {
+    const input = join(dir, 'family.jsonl');
+    writeFileSync(input, `${JSON.stringify(chat)}\n`);
+    const out = join(dir, 'family-out.jsonl');
+    const r = await seal([
+      'render',
+      '--renderer',
+      'qwen3',
+      '--tokenizer',
+      QWEN3_DIR,
+      '--input',
+      input,
+      '--out',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('(qwen3, tokenizer');
+    const got = JSON.parse(readFileSync(out, 'utf8')) as { text: string; tokens: number[] };
+    expect(got.text).toContain('<tools>\n{"type": "function"');
+    // the call as the model wrote it, and the generation prompt
+    expect(got.text).toContain(
+      '<tool_call>\n{"name": "move", "arguments": {"x": 30.0, "to": "Zo\\u00eb"}}\n</tool_call>',
+    );
+    expect(got.text.endsWith('<|im_start|>assistant\n')).toBe(true);
+    expect(qwen3Renderer().decode(got.tokens)).toBe(got.text);
+
+    // Qwen/Qwen3-8B picks qwen3 by default; with no tokenizer files anywhere, the text alone
+    const textOnly = join(dir, 'family-text.jsonl');
+    const t = await seal(['render', '--base-model', 'Qwen/Qwen3-8B', '--input', input, '--out', textOnly], {
+      HF_HOME: join(dir, 'empty-hf-home'),
+    });
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stderr).toMatch(/as text alone \(qwen3\): no tokenizer found/);
+    expect(JSON.parse(readFileSync(textOnly, 'utf8'))).toEqual({ text: got.text });
+
+    // a family without tool calls refuses tools, naming the line
+    const refused = await seal([
+      'render',
+      '--renderer',
+      'role_colon',
+      '--input',
+      input,
+      '--out',
+      join(dir, 'rc.jsonl'),
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/family\.jsonl line 1: role_colon has no tool-call convention/);
+    expect(existsSync(join(dir, 'rc.jsonl'))).toBe(false);
+  }, 60_000);
+
+  it('parses completions with --parse: calls with their arguments as written, malformed ones not ok', async () => {
+    const input = join(dir, 'completions.jsonl');
+    const call =
+      '<tool_call>\n{"name": "move", "arguments": {"x": 30.0, "to": "Zoë"}}\n</tool_call><|im_end|>';
+    const ids = qwen3Renderer().encode(call);
+    writeFileSync(
+      input,
+      [
+        { text: `<think>\nfar\n</think>\n\n${call}` },
+        { tokens: ids },
+        { text: '<tool_call>\n{"name": "move", "arguments": {"x": 1,}\n</tool_call><|im_end|>' },
+        { text: 'Done.' },
+      ]
+        .map((l) => `${JSON.stringify(l)}\n`)
+        .join(''),
+    );
+    const out = join(dir, 'parsed.jsonl');
+    const r = await seal([
+      'render',
+      '--parse',
+      '--renderer',
+      'qwen3',
+      '--tokenizer',
+      QWEN3_DIR,
+      '--input',
+      input,
+      '--out',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(4);
+    // 30.0 stays as the model wrote it
+    expect(lines[0]).toContain('"arguments":{"x": 30.0, "to": "Zoë"}');
+    const parsed = lines.map(
+      (l) => JSON.parse(l) as { message: Record<string, unknown>; ok: boolean; unparsed?: unknown[] },
+    );
+    expect(parsed[0]).toEqual({
+      message: {
+        role: 'assistant',
+        content: '',
+        reasoning: 'far',
+        tool_calls: [{ name: 'move', arguments: { x: 30, to: 'Zoë' } }],
+      },
+      ok: true,
+    });
+    expect(parsed[1]!.message.tool_calls).toEqual(parsed[0]!.message.tool_calls);
+    expect(parsed[2]!.ok).toBe(false);
+    expect(parsed[2]!.message.tool_calls).toEqual([]);
+    expect(parsed[2]!.unparsed).toHaveLength(1);
+    expect(parsed[3]).toMatchObject({ message: { content: 'Done.', tool_calls: [] }, ok: false });
+
+    // token ids need a tokenizer; the HF template has no parser
+    const noTok = await seal([
+      'render',
+      '--parse',
+      '--renderer',
+      'qwen3',
+      '--input',
+      input,
+      '--out',
+      join(dir, 'p2.jsonl'),
+    ]);
+    expect(noTok.code).toBe(2);
+    expect(noTok.stderr).toMatch(/completions\.jsonl line 2: token ids need the tokenizer/);
+    expect(existsSync(join(dir, 'p2.jsonl'))).toBe(false);
+    const hf = await seal([
+      'render',
+      '--parse',
+      '--renderer',
+      'hf_template',
+      '--input',
+      input,
+      '--out',
+      join(dir, 'p3.jsonl'),
+    ]);
+    expect(hf.code).toBe(2);
+    expect(hf.stderr).toMatch(/--parse needs a family renderer/);
   }, 60_000);
 });
