@@ -10,10 +10,10 @@ import type { EvalConfig as EvalFlags } from '../eval/config.js';
 import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
 import type { Policy } from '../policy/policy.js';
 import { TinkerPolicy } from '../policy/tinker.js';
-import { openRenderer } from '../render/open.js';
+import { openRenderer, resolveRenderer } from '../render/open.js';
 import { TinkerClient } from '../tinker/client.js';
 import { retryLine } from '../tinker/http.js';
-import { checkRendererChoice } from '../train/config.js';
+import { checkRendererChoice, nativeByDefault } from '../train/config.js';
 import { UsageError } from '../util/errors.js';
 
 /** what to sample from, and the base model whose tokenizer renders for it */
@@ -50,13 +50,15 @@ export async function tinkerEvalPolicy(
   format: ToolCallFormat;
   close: () => Promise<void>;
 }> {
-  const format = flags.format ?? 'hermes';
+  const source = sourceOf(flags);
+  // as seal train chooses: the family's own tool form, or tools as text for hf_template and role_colon
+  const format =
+    flags.format ?? (nativeByDefault(resolveRenderer(flags.renderer, source.base)) ? 'native' : 'hermes');
   if (format === 'compact')
     throw new UsageError(
       "compact is the embedded policy's format; use --format hermes or native with --policy tinker",
     );
   if (flags.extraBody) throw new UsageError('--extra-body is for an OpenAI-compatible server');
-  const source = sourceOf(flags);
   if (source.base === undefined && flags.tokenizer === undefined)
     throw new UsageError(
       'a tinker:// path does not name its base model: give --base-model NAME (its tokenizer is looked up) or --tokenizer DIR',

@@ -13,7 +13,13 @@ import { z } from 'zod';
 import type { ToolCallFormat } from '../agent/format.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../nn/backends.js';
-import { HF_TEMPLATE, type RendererChoice, rendererSetting, resolveRenderer } from '../render/open.js';
+import {
+  HF_TEMPLATE,
+  type RendererChoice,
+  type ResolvedRenderer,
+  rendererSetting,
+  resolveRenderer,
+} from '../render/open.js';
 import { loraLearningRate } from '../tinker/lora-lr.js';
 import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
@@ -132,7 +138,7 @@ export const TRAIN_SCHEMA = z
       .enum(['auto', 'compact', 'hermes', 'native'])
       .default('auto')
       .describe(
-        "tool-call format of rollouts (auto: compact for embedded, hermes for tinker; native: tools rendered by the model's chat template, calls parsed from its <tool_call> blocks)",
+        "tool-call format of rollouts (auto: compact for embedded; for tinker native with a model family's renderer, hermes with hf_template or role_colon; native: tools declared and calls read in the renderer's own form; hermes: tools as text in the system prompt, calls as <tool_call> blocks in the text)",
       ),
     baseModel: z.string().min(1).optional().meta({
       description: 'tinker: the base model to train a LoRA of, e.g. Qwen/Qwen3-8B',
@@ -317,7 +323,19 @@ export function checkRendererChoice(
 }
 
 /** the tool-call format rollouts and validation use */
-export function toolFormat(c: Pick<TrainConfig, 'format' | 'learner'>): ToolCallFormat {
+export function toolFormat(
+  c: Pick<TrainConfig, 'format' | 'learner'> & Partial<Pick<TrainConfig, 'renderer' | 'baseModel'>>,
+): ToolCallFormat {
   if (c.format !== 'auto' && c.format !== undefined) return c.format;
-  return c.learner === 'tinker' ? 'hermes' : 'compact';
+  if (c.learner !== 'tinker') return 'compact';
+  return nativeByDefault(resolveRenderer(c.renderer ?? 'auto', c.baseModel)) ? 'native' : 'hermes';
+}
+
+/**
+ * A model family's renderer declares tools and reads calls in the form the family was post-trained
+ * on, so rollouts use it (native); the Hugging Face template and role_colon (a base model, no
+ * tool-call convention) get the tools as text in the system prompt (hermes).
+ */
+export function nativeByDefault(renderer: ResolvedRenderer): boolean {
+  return renderer !== HF_TEMPLATE && renderer !== 'role_colon';
 }

@@ -13,6 +13,8 @@
  */
 import { inspectCall } from '../../src/envs/bfcl/calls/inspect.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
+import { type FamilyMessage, textOf } from '../../src/render/families/family.js';
+import type { FamilyRenderer } from '../../src/render/family-renderer.js';
 import type { HfRenderer } from '../../src/render/hf-renderer.js';
 import {
   type TestCompletion,
@@ -117,6 +119,112 @@ export function oracleModel(
     sample(prompt, params, w, index): TestCompletion {
       stats.samples++;
       const ids = [...renderer.encode(answer(prompt, params, w, index)), end];
+      const tokens = ids.slice(0, params.maxTokens);
+      let prev = prompt[prompt.length - 1] ?? 0;
+      const logprobs = tokens.map((t) => {
+        const v = lp(prev, t, w.step);
+        prev = t;
+        return v;
+      });
+      return { tokens, logprobs, stopReason: tokens.length === ids.length ? 'stop' : 'length' };
+    },
+  };
+}
+
+/**
+ * The oracle for any model family: one renderer a base model (the server's weights say which),
+ * the prompt read as that family's text, the calls written in the family's own form. The task and
+ * its turn are found by the turn questions' text in the prompt (every family writes a user message
+ * as given); a turn whose first call's name already follows its question was answered, so the
+ * oracle ends it in text. The completion is what the family's renderer writes for an assistant
+ * message with those calls (or that text), its end marker included.
+ */
+export function familyOracleModel(
+  data: BfclData,
+  renderers: ReadonlyMap<string, FamilyRenderer>,
+): TinkerTestModel & { readonly stats: OracleStats } {
+  const stats: OracleStats = { samples: 0, calls: 0, failures: 0 };
+  const questionOf = (t: BfclTask, k: number) => t.question[k]?.[0]?.content.trim() ?? '';
+
+  /** the task and how many of its turns the prompt holds: the most turns found in order */
+  function locate(text: string): { task: BfclTask; turns: number; after: string } | undefined {
+    let best: { task: BfclTask; turns: number; after: string } | undefined;
+    for (const task of data.tasks) {
+      let at = 0;
+      let turns = 0;
+      for (let k = 0; k < task.question.length; k++) {
+        const q = questionOf(task, k);
+        const i = q === '' ? -1 : text.indexOf(q, at);
+        if (i < 0) break;
+        at = i + q.length;
+        turns = k + 1;
+      }
+      if (turns > 0 && (!best || turns > best.turns)) best = { task, turns, after: text.slice(at) };
+    }
+    return best;
+  }
+
+  /** an assistant message's completion in the family's form: supervised minus the prompt */
+  function completion(r: FamilyRenderer, message: FamilyMessage): string {
+    const user: FamilyMessage = { role: 'user', content: 'q' };
+    const prompt = textOf(r.family.generationPrompt([user]));
+    const full = textOf(r.family.supervised([user, message]));
+    if (!full.startsWith(prompt))
+      throw new Error(`${r.family.name}: the prompt is not a prefix of the sequence`);
+    return full.slice(prompt.length);
+  }
+
+  function answer(
+    r: FamilyRenderer,
+    prompt: readonly number[],
+    params: TestSampleParams,
+    w: WeightsState,
+    index: number,
+  ) {
+    const text = (s: string) =>
+      completion(r, { role: 'assistant', content: `${s} [weights ${weightsTag(w)}]` });
+    const found = locate(r.decode(prompt));
+    if (!found) return text('I cannot tell what you ask.');
+    const calls = found.task.groundTruth[found.turns - 1] ?? [];
+    if (calls.length === 0) return text('I cannot do that with the tools I have.');
+    const read = calls.map((call) => {
+      const c = inspectCall(call, () => undefined);
+      if (!c.name || !c.args) throw new Error(`ground truth call ${call} cannot be read: ${c.problem}`);
+      return { name: c.name, args: c.args };
+    });
+    if (found.after.includes(read[0]!.name)) return text('Done.');
+    const h = (prompt.length * 2654435761 + (params.seed ?? 0) * 40503 + index * 97) >>> 0;
+    if (h % 100 < 40 / (1 + w.step)) {
+      stats.failures++;
+      return text('I am not sure what to do.');
+    }
+    stats.calls += calls.length;
+    return completion(r, {
+      role: 'assistant',
+      content: '',
+      toolCalls: read.map((c, i) => ({
+        id: `functions.${c.name}:${i}`,
+        name: c.name,
+        arguments: dumps(c.args),
+      })),
+    });
+  }
+
+  const rendererOf = (w: WeightsState): FamilyRenderer => {
+    const r = renderers.get(w.baseModel);
+    if (!r) throw new Error(`the family oracle has no renderer for ${w.baseModel}`);
+    return r;
+  };
+
+  return {
+    stats,
+    logprobs(input, targets, w) {
+      return targets.map((t, i) => lp(input[i] ?? 0, t, w.step));
+    },
+    sample(prompt, params, w, index): TestCompletion {
+      stats.samples++;
+      const r = rendererOf(w);
+      const ids = r.encode(answer(r, prompt, params, w, index));
       const tokens = ids.slice(0, params.maxTokens);
       let prev = prompt[prompt.length - 1] ?? 0;
       const logprobs = tokens.map((t) => {

@@ -100,7 +100,9 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
       baseModel: 'Qwen/Qwen3-8B',
       loraRank: 8,
       wire: { asked: 'auto' },
-      format: 'hermes',
+      // Qwen/Qwen3-8B: the cookbook's qwen3 renderer, so its own tool form
+      renderer: 'qwen3',
+      format: 'native',
       kl: { on: true },
     });
     expect(manifest.config.temperature).toBe(1);

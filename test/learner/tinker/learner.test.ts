@@ -243,12 +243,25 @@ describe('native tool calls from Qwen text', () => {
 });
 
 describe('--learner tinker settings', () => {
-  it('defaults temperature to 1, refuses another, needs a base model, chooses hermes', () => {
+  it('defaults temperature to 1, refuses another, needs a base model, chooses the format by renderer', () => {
     const { config } = resolveConfig(undefined, { learner: 'tinker', baseModel: 'Qwen/Qwen3-8B' });
     expect(config.temperature).toBe(1);
     expect(config.anchorCoef).toBe(0);
     expect(config.maxTokens).toBe(1024);
-    expect(toolFormat(config)).toBe('hermes');
+    // a family renderer (qwen3 for Qwen3-8B) declares tools and reads calls in its own form
+    expect(toolFormat(config)).toBe('native');
+    const tinker = (o: Record<string, unknown>) =>
+      toolFormat(resolveConfig(undefined, { learner: 'tinker', baseModel: 'Qwen/Qwen3-8B', ...o }).config);
+    expect(tinker({ renderer: 'hf_template' })).toBe('hermes');
+    expect(tinker({ renderer: 'role_colon' })).toBe('hermes');
+    expect(tinker({ renderer: 'gpt_oss_low_reasoning' })).toBe('native');
+    expect(tinker({ baseModel: 'acme/unknown-7b' })).toBe('hermes');
+    expect(tinker({ format: 'hermes' })).toBe('hermes');
+    // what a family renderer cannot do is refused before anything runs
+    expect(() => tinker({ thinking: 'off' })).toThrow(/qwen3 renderer has none.*_disable_thinking/);
+    expect(() => tinker({ renderer: 'role_colon', format: 'native' })).toThrow(
+      /role_colon .* no tool-call convention/,
+    );
     expect(() => resolveConfig(undefined, { learner: 'tinker', baseModel: 'x', temperature: 0.7 })).toThrow(
       /temperature 1/,
     );
