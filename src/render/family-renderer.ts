@@ -16,6 +16,7 @@ import type {
   ToolSpec,
 } from './families/family.js';
 import { textOf } from './families/family.js';
+import { dumps, fromJs } from './families/python.js';
 import { readTokenizerFiles } from './hf-renderer.js';
 import {
   type ChatInput,
@@ -69,9 +70,12 @@ export function pieceEncoderFromFolder(dir: string): PieceEncoder {
   };
 }
 
-/** a tool call's arguments as JSON text: a string as given, an object written as JSON */
+/**
+ * a tool call's arguments as JSON text: a string as given, an object as Python's json.dumps writes
+ * it (a chat read by readChatLine keeps its float `30.0` a float, and an int beyond 2^53 exact)
+ */
 function argumentsJson(args: string | { readonly [key: string]: TemplateValue }): string {
-  return typeof args === 'string' ? args : JSON.stringify(args);
+  return typeof args === 'string' ? args : dumps(fromJs(args));
 }
 
 function toolSpec(tool: unknown): ToolSpec {

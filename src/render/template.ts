@@ -10,7 +10,8 @@
  * values its Environment makes.
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
-import { floatRepr, jsonString } from '../envs/bfcl/py/format.js';
+import { type JsonDumpsOptions, jsonDumps } from '../envs/bfcl/py/format.js';
+import type { PyDict, PyValue } from '../envs/bfcl/py/values.js';
 import { PyFloat, type TemplateValue } from './renderer.js';
 
 type Rv = ReturnType<Environment['lookupVariable']>;
@@ -51,100 +52,44 @@ export function toRuntime(v: TemplateValue): Rv {
   return new Values.Object(map);
 }
 
-export interface DumpOptions {
-  readonly ensureAscii?: boolean;
-  readonly indent?: number | string | null;
-  readonly separators?: readonly [string, string] | null;
-  readonly sortKeys?: boolean;
-}
+export type DumpOptions = JsonDumpsOptions;
 
-/** Python's json.dumps string escaping with ensure_ascii=False: only `"`, `\` and controls. */
-function jsonStringUnicode(s: string): string {
-  return `"${s.replace(/["\\\u0000-\u001f]/g, (c) => {
-    switch (c) {
-      case '"':
-        return '\\"';
-      case '\\':
-        return '\\\\';
-      case '\n':
-        return '\\n';
-      case '\r':
-        return '\\r';
-      case '\t':
-        return '\\t';
-      case '\b':
-        return '\\b';
-      case '\f':
-        return '\\f';
-      default:
-        return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+/** an interpreter value as the Python value it is; json.dumps raises on the others, and so does this */
+function pyValueOf(x: Rv): PyValue {
+  switch (x.type) {
+    case 'NullValue':
+      return null;
+    case 'BooleanValue':
+      return x.value as boolean;
+    case 'IntegerValue': {
+      // JavaScript writes an integral number from 1e21 on as `1e+21`, as Python writes the float
+      const n = x.value as number | bigint;
+      return typeof n === 'bigint' || (Number.isInteger(n) && Math.abs(n) < 1e21) ? BigInt(n) : n;
     }
-  })}"`;
-}
-
-/** Python's sorted() order of str keys: by code point, not by UTF-16 unit or locale */
-function codePointCompare(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
+    case 'FloatValue':
+      return x.value as number;
+    case 'StringValue':
+      return x.value as string;
+    case 'ArrayValue':
+    case 'TupleValue':
+      return (x.value as Rv[]).map(pyValueOf);
+    case 'ObjectValue':
+    case 'KeywordArgumentsValue': {
+      const dict: PyDict = new Map();
+      for (const [k, item] of x.value as Map<string, Rv>) dict.set(k, pyValueOf(item));
+      return dict;
+    }
+    default:
+      // Python's json.dumps raises on jinja's Undefined, namespaces and functions alike
+      throw new TemplateError(
+        `tojson: a value of type ${x.type.replace(/Value$/, '')} is not JSON serializable`,
+      );
   }
-  return x.length - y.length;
 }
 
-/** Python's `json.dumps` of an interpreter value (transformers' tojson filter) */
+/** Python's `json.dumps` of an interpreter value (transformers' tojson filter: ensure_ascii off unless asked) */
 export function pyJsonDumps(v: Rv, o: DumpOptions = {}): string {
-  const indent =
-    o.indent === null || o.indent === undefined
-      ? null
-      : typeof o.indent === 'number'
-        ? ' '.repeat(o.indent)
-        : o.indent;
-  const [itemSep, keySep] = o.separators ?? (indent === null ? [', ', ': '] : [',', ': ']);
-  const str = o.ensureAscii ? jsonString : jsonStringUnicode;
-  const dump = (x: Rv, depth: number): string => {
-    switch (x.type) {
-      case 'NullValue':
-        return 'null';
-      case 'BooleanValue':
-        return x.value ? 'true' : 'false';
-      case 'IntegerValue':
-        return String(x.value);
-      case 'FloatValue': {
-        const f = x.value as number;
-        if (Number.isNaN(f)) return 'NaN';
-        if (!Number.isFinite(f)) return f > 0 ? 'Infinity' : '-Infinity';
-        return floatRepr(f);
-      }
-      case 'StringValue':
-        return str(x.value as string);
-      case 'ArrayValue':
-      case 'TupleValue':
-      case 'ObjectValue':
-      case 'KeywordArgumentsValue': {
-        const isList = x.type === 'ArrayValue' || x.type === 'TupleValue';
-        let items: string[];
-        if (isList) items = (x.value as Rv[]).map((item) => dump(item, depth + 1));
-        else {
-          let entries = [...(x.value as Map<string, Rv>).entries()];
-          if (o.sortKeys) entries = entries.sort(([a], [b]) => codePointCompare(a, b));
-          items = entries.map(([k, item]) => `${str(k)}${keySep}${dump(item, depth + 1)}`);
-        }
-        const [open, close] = isList ? ['[', ']'] : ['{', '}'];
-        if (items.length === 0) return `${open}${close}`;
-        if (indent === null) return `${open}${items.join(itemSep)}${close}`;
-        const inner = `\n${indent.repeat(depth + 1)}`;
-        return `${open}${inner}${items.join(`${itemSep}${inner}`)}\n${indent.repeat(depth)}${close}`;
-      }
-      default:
-        // Python's json.dumps raises on jinja's Undefined, namespaces and functions alike
-        throw new TemplateError(
-          `tojson: a value of type ${x.type.replace(/Value$/, '')} is not JSON serializable`,
-        );
-    }
-  };
-  return dump(v, 0);
+  return jsonDumps(pyValueOf(v), { ...o, ensureAscii: o.ensureAscii ?? false });
 }
 
 /** the keyword and positional arguments of `tojson(...)`, in transformers' order */

@@ -9,11 +9,6 @@
  * marker separately and concatenates the ids. A byte-pair tokenizer can merge across a boundary
  * when the whole text is encoded at once, so only the same cuts give the same tokens.
  */
-import { parsePyJson } from '../../envs/bfcl/py/json.js';
-import { templateValue } from '../chat-line.js';
-import type { TemplateValue } from '../renderer.js';
-import { type DumpOptions, pyJsonDumps, toRuntime } from '../template.js';
-
 /** a tool as the cookbook's renderers take it: OpenAI's function object without the wrapper */
 export interface ToolSpec {
   readonly name: string;
@@ -97,17 +92,3 @@ export interface ChatFamily {
 }
 
 export const textOf = (pieces: readonly Piece[]): string => pieces.map((p) => p.text).join('');
-
-/**
- * Python's `json.dumps` of a value a chat line holds (PyFloat floats, bigint ints, Maps or objects),
- * with Python's defaults (`ensure_ascii=True`, `", "` and `": "`): the cookbook's renderers write
- * tool schemas and arguments with json.dumps, and a float `30.0` must stay `30.0`.
- */
-export function pyDumps(value: unknown, options: DumpOptions = {}): string {
-  return pyJsonDumps(toRuntime(value as TemplateValue), { ensureAscii: true, ...options });
-}
-
-/** JSON text read as Python's json.loads reads it (ints and floats kept apart); throws on bad JSON */
-export function pyLoads(text: string): TemplateValue {
-  return templateValue(parsePyJson(text));
-}

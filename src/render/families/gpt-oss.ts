@@ -47,6 +47,7 @@ import {
   type UnparsedCall,
 } from './family.js';
 import { type FamilyOptions, type RendererName, registerFamily } from './index.js';
+import { dumps, fromJs, pyStrip, tagText } from './python.js';
 
 const START = '<|start|>';
 const MESSAGE = '<|message|>';
@@ -79,60 +80,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Python's repr of a float: shortest digits, exponent form below 1e-4 and from 1e16 on */
-function pyFloat(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
-  // a JSON number with no fraction cannot be told from an int once parsed; Python would have
-  // written an int for the integer text a tool schema almost always has
-  if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
-  const [mantissa, exp] = n.toExponential().split('e') as [string, string];
-  const e = Number(exp);
-  // JavaScript writes this range without an exponent too, and with a fraction (integers are above)
-  if (e >= -4 && e < 16) return String(n);
-  const sign = e < 0 ? '-' : '+';
-  return `${mantissa}e${sign}${String(Math.abs(e)).padStart(2, '0')}`;
-}
-
-function pyString(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    for (let i = 0; i < ch.length; i++) {
-      const c = ch.charCodeAt(i);
-      if (c === 0x22) out += '\\"';
-      else if (c === 0x5c) out += '\\\\';
-      else if (c === 0x0a) out += '\\n';
-      else if (c === 0x0d) out += '\\r';
-      else if (c === 0x09) out += '\\t';
-      else if (c === 0x08) out += '\\b';
-      else if (c === 0x0c) out += '\\f';
-      else if (c < 0x20 || c > 0x7e) out += `\\u${c.toString(16).padStart(4, '0')}`;
-      else out += ch[i];
-    }
-  }
-  return `${out}"`;
-}
-
-export function pyJsonDumps(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'number') return pyFloat(v);
-  if (typeof v === 'string') return pyString(v);
-  if (Array.isArray(v)) return `[${v.map(pyJsonDumps).join(', ')}]`;
-  if (isObject(v))
-    return `{${Object.entries(v)
-      .map(([k, x]) => `${pyString(k)}: ${pyJsonDumps(x)}`)
-      .join(', ')}}`;
-  return 'null';
-}
+/** Python's json.dumps of a schema value */
+const pyJsonDumps = (v: unknown): string => dumps(fromJs(v));
 
 /** str() of a value the cookbook puts in a comment */
-function pyStr(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (typeof v === 'number') return pyFloat(v);
-  return pyJsonDumps(v);
-}
+const pyStr = (v: unknown): string => tagText(fromJs(v));
 
 /** Python truthiness: the cookbook writes a title, description or examples only when truthy */
 function truthy(v: unknown): boolean {
@@ -301,12 +253,6 @@ interface HarmonyMessage {
 }
 
 const count = (text: string, s: string): number => text.split(s).length - 1;
-
-/** Python's str.strip(): its whitespace is not quite JavaScript's */
-const PY_SPACE =
-  '\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const PY_STRIP = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, 'g');
-const pyStrip = (s: string): string => s.replace(PY_STRIP, '');
 
 /** harmony messages by their `<|message|>` marker: the header before it, the body up to an end marker */
 export function harmonyMessages(text: string): HarmonyMessage[] {

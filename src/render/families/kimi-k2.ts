@@ -39,7 +39,7 @@ import {
 } from './family.js';
 import { type FamilyOptions, type RendererName, registerFamily } from './index.js';
 import { typescriptTools } from './kimi-tool-typescript.js';
-import { dumps, fromJs, parseJson } from './python-values.js';
+import { dumps, fromJs, parseJson } from './python.js';
 
 const END = '<|im_end|>';
 const DEFAULT_SYSTEM = 'You are Kimi, an AI assistant created by Moonshot AI.';
@@ -148,8 +148,8 @@ function parseSection(section: string): { calls: FamilyToolCall[]; unparsed: Unp
     const args = m[2]!.trim();
     const name = functionName(id);
     const parsed = parseJson(args);
-    if (!parsed) unparsed.push({ raw: m[0], error: 'Invalid JSON: the arguments do not parse' });
-    else if (parsed.value.t !== 'dict')
+    if ('error' in parsed) unparsed.push({ raw: m[0], error: 'Invalid JSON: the arguments do not parse' });
+    else if (!(parsed.value instanceof Map))
       unparsed.push({ raw: m[0], error: 'the arguments are not a JSON object' });
     else if (!name)
       unparsed.push({ raw: m[0], error: `no function name in the call id ${JSON.stringify(id)}` });
@@ -209,7 +209,7 @@ function kimi(variant: Variant): ChatFamily {
       const content = variant.typescriptTools
         ? typescriptTools(tools)
         : dumps(fromJs(tools.map((t) => ({ type: 'function', function: t }))), {
-            compact: true,
+            separators: [',', ':'],
             sortKeys: true,
           });
       return [{ role: 'tool_declare', content }, system];

@@ -14,7 +14,7 @@
  * declared, an unknown $ref) is refused, as the cookbook raises on it.
  */
 import { RenderRefused, type ToolSpec } from './family.js';
-import { dumps, fromJs, pyRepr, pyStr } from './python-values.js';
+import { dumps, fromJs, pyRepr, pyStr } from './python.js';
 
 const INDENT = '  ';
 const FIELDS = ',\n';
@@ -116,7 +116,9 @@ class Field {
     if (this.defaultValue !== null && this.defaultValue !== undefined) {
       const v = fromJs(this.defaultValue);
       const text =
-        v.t === 'int' || v.t === 'float' || v.t === 'bool' ? pyRepr(v) : dumps(v, { ensureAscii: false });
+        typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean'
+          ? pyRepr(v)
+          : dumps(v, { ensureAscii: false });
       comments += `${indent}// Default: ${text}\n`;
     }
     return `${comments}${indent}${this.name}${this.optional ? '?' : ''}: ${this.type.ts(indent)}`;

@@ -56,6 +56,7 @@ import {
   type UnparsedCall,
 } from './family.js';
 import { type FamilyOptions, registerFamily } from './index.js';
+import { jsonString } from './python.js';
 
 const BOS = '<|begin_of_text|>';
 const EOT = '<|eot_id|>';
@@ -75,9 +76,7 @@ function templateDate(today: string | undefined): string {
 }
 
 /** Python's json.dumps(s, ensure_ascii=False): transformers' tojson of a string */
-function jsonText(s: string): string {
-  return pyJsonDumps(toRuntime(s));
-}
+const jsonText = (s: string): string => jsonString(s, false);
 
 function declaration(tools: readonly ToolSpec[], systemPrompt: string, date: string): string {
   const listed = tools.map(

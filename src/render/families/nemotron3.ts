@@ -37,7 +37,8 @@ import {
   type UnparsedCall,
 } from './family.js';
 import { type FamilyOptions, type RendererName, registerFamily } from './index.js';
-import { dumps, fromJs, type PyValue, parseJson, pyStr } from './python-values.js';
+import { dumps, fromJs, jsonString, type PyValue, parseJson, pyStr, tagText } from './python.js';
+import { jsonCall } from './qwen3.js';
 
 const END = '<|im_end|>';
 const RAW_MAX = 16384;
@@ -60,8 +61,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /** a schema value as the template writes it between tags: JSON for objects and lists, else str() */
 function tagValue(v: unknown): string {
-  const p = fromJs(v);
-  return p.t === 'dict' || p.t === 'list' ? dumps(p) : pyStr(p);
+  return tagText(fromJs(v));
 }
 
 function extraTags(obj: Record<string, unknown>, handled: readonly string[]): string[] {
@@ -93,18 +93,16 @@ function declareTool(tool: ToolSpec): string {
 }
 
 function callXml(c: FamilyToolCall): string {
-  let entries: readonly (readonly [string, PyValue])[] = [];
+  let entries: [unknown, PyValue][] = [];
   if (c.arguments) {
-    const parsed = parseJson(c.arguments)?.value;
-    if (parsed?.t !== 'dict')
+    const parsed = parseJson(c.arguments);
+    if (!('value' in parsed) || !(parsed.value instanceof Map))
       throw new RenderRefused(
         `nemotron3 writes a call's arguments one by one: ${c.name}'s are not a JSON object`,
       );
-    entries = parsed.entries;
+    entries = [...parsed.value];
   }
-  const params = entries.map(
-    ([k, v]) => `<parameter=${k}>\n${v.t === 'dict' || v.t === 'list' ? dumps(v) : pyStr(v)}\n</parameter>`,
-  );
+  const params = entries.map(([k, v]) => `<parameter=${String(k)}>\n${tagText(v)}\n</parameter>`);
   return [`<tool_call>\n<function=${c.name}>`, ...params, '</function>\n</tool_call>'].join('\n');
 }
 
@@ -159,25 +157,6 @@ function withSystem(messages: readonly FamilyMessage[]): readonly FamilyMessage[
 
 type Part = { type: 'text'; text: string } | { type: 'thinking'; thinking: string };
 
-/** a `<tool_call>` holding JSON: {"name": ..., "arguments": {...}} */
-function jsonCall(inner: string, raw: string): FamilyToolCall | UnparsedCall {
-  const parsed = parseJson(inner.trim());
-  if (!parsed) return { raw, error: 'Invalid JSON' };
-  if (!parsed.members) return { raw, error: 'Tool call is not a JSON object' };
-  const last = (key: string) => parsed.members!.filter(([k]) => k === key).pop()?.[1];
-  const name = last('name');
-  const args = last('arguments');
-  const id = last('id');
-  if (name?.value.t !== 'str') return { raw, error: "Missing or invalid 'name' field" };
-  if (args?.value.t !== 'dict') return { raw, error: "Missing or invalid 'arguments' field" };
-  const trimmed = inner.trim();
-  return {
-    id: id?.value.t === 'str' ? id.value.v : null,
-    name: name.value.v,
-    arguments: trimmed.slice(args.start, args.end),
-  };
-}
-
 const FUNCTION_RE = /^\s*<tool_call>\s*<function=([^>\n]+)>\s*([\s\S]*?)\s*<\/function>\s*<\/tool_call>\s*$/;
 const PARAM_RE = /<parameter=([^>\n]+)>\s*([\s\S]*?)\s*<\/parameter>/g;
 
@@ -196,11 +175,11 @@ function xmlCall(raw: string): FamilyToolCall | UnparsedCall {
     const key = p[1]!.trim();
     if (!key) return { raw, error: 'Empty parameter name' };
     const text = p[2]!.replace(/^\n+|\n+$/g, '');
-    values.set(key, parseJson(text) ? text : dumps({ t: 'str', v: text }));
+    values.set(key, 'error' in parseJson(text) ? jsonString(text) : text);
     pos = p.index + p[0].length;
   }
   if (body.slice(pos).trim()) return { raw, error: 'Unexpected trailing content inside <function> block' };
-  const args = [...values].map(([k, v]) => `${dumps({ t: 'str', v: k })}: ${v}`).join(', ');
+  const args = [...values].map(([k, v]) => `${jsonString(k)}: ${v}`).join(', ');
   return { id: null, name, arguments: `{${args}}` };
 }
 

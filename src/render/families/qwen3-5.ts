@@ -33,7 +33,7 @@ import {
   type UnparsedCall,
 } from './family.js';
 import { registerFamily } from './index.js';
-import { fromJs, PY_SPACE, parseJson, pyDumps, pyStr, pyString, pyStrip, stripChars } from './python-json.js';
+import { dumps, fromJs, jsonString, PY_SPACE, parseJson, pyStrip, stripChars, tagText } from './python.js';
 import {
   callArguments,
   hasThinking,
@@ -54,13 +54,13 @@ const EMPTY_BLOCK = '<think>\n\n</think>\n\n';
 
 function writeCall(call: FamilyToolCall): string {
   const args = call.arguments === '' ? undefined : callArguments(call, 'qwen3_5');
-  if (args !== undefined && args.kind !== 'object')
+  if (args !== undefined && !(args instanceof Map))
     throw new RenderRefused(
       `qwen3_5 writes a call's arguments one by one: those of ${call.name} are not an object`,
     );
   const lines = [`<tool_call>\n<function=${call.name}>`];
-  for (const [key, value] of args?.entries ?? [])
-    lines.push(`<parameter=${key}>\n${pyStr(value)}\n</parameter>`);
+  for (const [key, value] of args ?? [])
+    lines.push(`<parameter=${String(key)}>\n${tagText(value)}\n</parameter>`);
   lines.push('</function>\n</tool_call>');
   return lines.join('\n');
 }
@@ -68,7 +68,7 @@ function writeCall(call: FamilyToolCall): string {
 function toolDeclaration(tools: readonly ToolSpec[], systemPrompt: string): FamilyMessage[] {
   let toolsText = '';
   if (tools.length > 0) {
-    const lines = tools.map((t) => pyDumps(fromJs(t))).join('\n');
+    const lines = tools.map((t) => dumps(fromJs(t))).join('\n');
     toolsText = `# Tools
 
 You have access to the following functions:
@@ -131,12 +131,12 @@ function xmlCall(raw: string): FamilyToolCall | UnparsedCall {
     const text = stripChars(p[2]!, '\n');
     if (key === '') return { raw, error: 'Empty parameter name' };
     const parsed = parseJson(text);
-    args.set(key, 'value' in parsed ? parsed.value.raw : pyString(text));
+    args.set(key, 'error' in parsed ? jsonString(text) : text.slice(parsed.start, parsed.end));
     pos = p.index + p[0].length;
   }
   if (pyStrip(body.slice(pos)) !== '')
     return { raw, error: 'Unexpected trailing content inside <function> block' };
-  const json = [...args].map(([k, v]) => `${pyString(k)}: ${v}`).join(', ');
+  const json = [...args].map(([k, v]) => `${jsonString(k)}: ${v}`).join(', ');
   return { id: null, name, arguments: `{${json}}` };
 }
 

@@ -34,7 +34,7 @@ import {
   type UnparsedCall,
 } from './family.js';
 import { registerFamily } from './index.js';
-import { fromJs, parseJson, pyDumps, pyString, stripChars } from './python-json.js';
+import { dumps, fromJs, jsonString, parseJson, stripChars } from './python.js';
 
 export const IM_END = '<|im_end|>';
 const TOOL_OPEN = '<tool_call>';
@@ -149,18 +149,22 @@ export interface QwenParse {
   unparsed: UnparsedCall[];
 }
 
-/** a `<tool_call>` body in Qwen3's JSON form: the model's own arguments text is kept */
-function jsonCall(body: string, raw: string): FamilyToolCall | UnparsedCall {
-  const r = parseJson(body.trim());
+/**
+ * a `<tool_call>` body in Qwen3's JSON form `{"name": ..., "arguments": {...}}` (Nemotron 3 reads
+ * it too): the model's own arguments text is kept
+ */
+export function jsonCall(body: string, raw: string): FamilyToolCall | UnparsedCall {
+  const text = body.trim();
+  const r = parseJson(text);
   if ('error' in r) return { raw, error: `Invalid JSON: ${r.error}` };
-  const v = r.value;
-  if (v.kind !== 'object') return { raw, error: 'Tool call is not a JSON object' };
-  const name = v.entries.get('name');
-  const args = v.entries.get('arguments');
-  const id = v.entries.get('id');
-  if (name?.kind !== 'string') return { raw, error: "Missing or invalid 'name' field" };
-  if (args?.kind !== 'object') return { raw, error: "Missing or invalid 'arguments' field" };
-  return { id: id?.kind === 'string' ? id.value : null, name: name.value, arguments: args.raw };
+  if (!r.members) return { raw, error: 'Tool call is not a JSON object' };
+  const member = (key: string) => r.members!.findLast(([k]) => k === key)?.[1];
+  const name = member('name')?.value;
+  const args = member('arguments');
+  const id = member('id')?.value;
+  if (typeof name !== 'string') return { raw, error: "Missing or invalid 'name' field" };
+  if (!(args?.value instanceof Map)) return { raw, error: "Missing or invalid 'arguments' field" };
+  return { id: typeof id === 'string' ? id : null, name, arguments: text.slice(args.start, args.end) };
 }
 
 const BLOCK = /<think>([\s\S]*?)<\/think>|<tool_call>([\s\S]*?)<\/tool_call>/g;
@@ -263,14 +267,14 @@ function inlineFramed(content: string): string {
 }
 
 function qwen3Call(call: FamilyToolCall): string {
-  const args = pyDumps(callArguments(call, 'qwen3'));
-  return `<tool_call>\n{"name": ${pyString(call.name)}, "arguments": ${args}}\n</tool_call>`;
+  const args = dumps(callArguments(call, 'qwen3'));
+  return `<tool_call>\n{"name": ${jsonString(call.name)}, "arguments": ${args}}\n</tool_call>`;
 }
 
 function qwen3ToolDeclaration(tools: readonly ToolSpec[], systemPrompt: string): FamilyMessage[] {
   let toolsText = '';
   if (tools.length > 0) {
-    const lines = tools.map((t) => pyDumps(fromJs({ type: 'function', function: t }))).join('\n');
+    const lines = tools.map((t) => dumps(fromJs({ type: 'function', function: t }))).join('\n');
     toolsText = `# Tools
 
 You may call one or more functions to assist with the user query.

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { readChatLine } from '../../../src/render/chat-line.js';
 import { type FamilyMessage, RenderRefused, textOf } from '../../../src/render/families/family.js';
 import { chatFamily } from '../../../src/render/families/index.js';
-import { FamilyRenderer } from '../../../src/render/family-renderer.js';
+import { FamilyRenderer, familyMessages } from '../../../src/render/family-renderer.js';
 import '../../../src/render/families/all.js';
 import { describeGoldens } from './check.js';
 import { idsOf, realEncoder } from './goldens.js';
@@ -171,6 +172,33 @@ describe('qwen3 reasoning', () => {
       ]),
     ).toThrow(/no user message/);
     expect(() => off.supervised([user, { role: 'assistant', content: 'Paris.' }])).not.toThrow();
+  });
+});
+
+describe("qwen3 on a chat line as seal render reads it (readChatLine), Python's numbers kept", () => {
+  // a chat line as written by Python's json.dumps: JSON.parse would turn 1.0 and 30.0 into 1 and 30
+  const line =
+    '{"messages": [{"role": "user", "content": "Go."}, {"role": "assistant", "content": "", "tool_calls": ' +
+    '[{"id": "c1", "type": "function", "function": {"name": "f", ' +
+    '"arguments": {"x": 30.0, "n": 12345678901234567890, "k": 7}}}]}], ' +
+    '"tools": [{"type": "function", "function": {"name": "f", "description": "F.", "parameters": ' +
+    '{"type": "object", "properties": {"x": {"type": "number", "default": 1.0}}}}}], "add_generation_prompt": false}';
+  const expected = [
+    '{"type": "function", "function": {"name": "f", "description": "F.", "parameters": {"type": "object", "properties": {"x": {"type": "number", "default": 1.0}}}}}',
+    '<tool_call>\n{"name": "f", "arguments": {"x": 30.0, "n": 12345678901234567890, "k": 7}}\n</tool_call>',
+  ];
+
+  it('writes the schema default 1.0 and the object arguments {"x": 30.0} as Python does', () => {
+    const family = chatFamily('qwen3');
+    const text = textOf(family.supervised(familyMessages(family, readChatLine(line))));
+    for (const part of expected) expect(text).toContain(part);
+  });
+
+  it('the same through FamilyRenderer on the real tokenizer', () => {
+    const renderer = new FamilyRenderer(chatFamily('qwen3'), realEncoder('qwen3')!);
+    const { text, tokens } = renderer.render(readChatLine(line));
+    for (const part of expected) expect(text).toContain(part);
+    expect(renderer.decode(tokens)).toBe(text);
   });
 });
 

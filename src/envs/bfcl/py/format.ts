@@ -1,4 +1,5 @@
 import { ValueError_ } from './errors.js';
+import { compareCodePoints } from './text.js';
 import type { PyKey, PyValue } from './values.js';
 import { PyObject, PyOpaque, PySet, PyTuple, typeName } from './values.js';
 
@@ -124,46 +125,109 @@ export function str(v: PyValue): string {
 /** Raised by `jsonDumps` where Python's json.dumps raises TypeError. */
 export class NotJsonSerializable extends Error {}
 
+/** The keyword arguments of Python's `json.dumps` that seal writes with. */
+export interface JsonDumpsOptions {
+  /** Escape everything outside printable ASCII (Python's default, true). */
+  readonly ensureAscii?: boolean;
+  /** A number of spaces or the indent string; null or absent for one line. */
+  readonly indent?: number | string | null;
+  /** The item and key separators: Python's default `", "` and `": "` (`","` and `": "` with an indent). */
+  readonly separators?: readonly [string, string] | null;
+  /** Keys in Python's sorted() order (by code point); a dict with keys other than str raises. */
+  readonly sortKeys?: boolean;
+}
+
+interface DumpContext {
+  readonly string: (s: string) => string;
+  readonly indent: string | null;
+  readonly item: string;
+  readonly key: string;
+  readonly sortKeys: boolean;
+}
+
+const DEFAULT_DUMP: DumpContext = {
+  string: jsonString,
+  indent: null,
+  item: ', ',
+  key: ': ',
+  sortKeys: false,
+};
+
 /**
- * Python's `json.dumps(value)` with default settings: separators `", "` / `": "`,
+ * Python's `json.dumps(value, **options)`; by default separators `", "` / `": "`,
  * `ensure_ascii=True` (non-ASCII as `\uXXXX`, astral characters as surrogate pairs), floats in
  * repr form with `NaN`/`Infinity`, int/float/bool/None keys turned into strings.
  */
-export function jsonDumps(v: PyValue): string {
+export function jsonDumps(v: PyValue, options?: JsonDumpsOptions): string {
   const out: string[] = [];
-  dumpInto(v, out);
+  dumpInto(v, out, options ? dumpContext(options) : DEFAULT_DUMP, 0);
   return out.join('');
+}
+
+function dumpContext(o: JsonDumpsOptions): DumpContext {
+  const indent =
+    o.indent === null || o.indent === undefined
+      ? null
+      : typeof o.indent === 'number'
+        ? ' '.repeat(o.indent)
+        : o.indent;
+  const [item, key] = o.separators ?? (indent === null ? [', ', ': '] : [',', ': ']);
+  const ascii = o.ensureAscii ?? true;
+  return {
+    string: ascii ? jsonString : (s) => jsonString(s, false),
+    indent,
+    item,
+    key,
+    sortKeys: o.sortKeys ?? false,
+  };
 }
 
 // Appends to one array instead of concatenating per level: long-context results hold lists of
 // thousands of floats.
-function dumpInto(v: PyValue, out: string[]): void {
+function dumpInto(v: PyValue, out: string[], c: DumpContext, depth: number): void {
   if (v === null) out.push('null');
   else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
   else if (typeof v === 'bigint') out.push(intRepr(v));
   else if (typeof v === 'number') out.push(jsonFloat(v));
-  else if (typeof v === 'string') out.push(jsonString(v));
+  else if (typeof v === 'string') out.push(c.string(v));
   else if (Array.isArray(v) || v instanceof PyTuple) {
     const items = Array.isArray(v) ? v : v.items;
     out.push('[');
     for (let i = 0; i < items.length; i++) {
-      if (i > 0) out.push(', ');
-      dumpInto(items[i]!, out);
+      newItem(out, c, depth, i);
+      dumpInto(items[i]!, out, c, depth + 1);
     }
-    out.push(']');
+    closeWith(out, c, depth, items.length, ']');
   } else if (v instanceof Map) {
     out.push('{');
-    let first = true;
-    for (const [k, val] of v) {
-      if (!first) out.push(', ');
-      first = false;
-      out.push(jsonString(jsonKey(k)), ': ');
-      dumpInto(val, out);
+    let i = 0;
+    for (const [k, val] of c.sortKeys ? sortedEntries(v) : v) {
+      newItem(out, c, depth, i++);
+      out.push(c.string(jsonKey(k)), c.key);
+      dumpInto(val, out, c, depth + 1);
     }
-    out.push('}');
+    closeWith(out, c, depth, v.size, '}');
   } else {
     throw new NotJsonSerializable(`Object of type ${typeName(v)} is not JSON serializable`);
   }
+}
+
+function newItem(out: string[], c: DumpContext, depth: number, i: number): void {
+  if (i > 0) out.push(c.item);
+  if (c.indent !== null) out.push('\n', c.indent.repeat(depth + 1));
+}
+
+function closeWith(out: string[], c: DumpContext, depth: number, size: number, close: string): void {
+  if (c.indent !== null && size > 0) out.push('\n', c.indent.repeat(depth));
+  out.push(close);
+}
+
+function sortedEntries(d: ReadonlyMap<PyKey, PyValue>): [PyKey, PyValue][] {
+  const entries = [...d];
+  for (const [k] of entries)
+    if (typeof k !== 'string')
+      throw new NotJsonSerializable(`sort_keys: a key of type ${typeName(k)} among str keys`);
+  return entries.sort(([a], [b]) => compareCodePoints(a as string, b as string));
 }
 
 function jsonFloat(x: number): string {
@@ -182,10 +246,25 @@ function jsonKey(k: PyKey): string {
   throw new NotJsonSerializable('keys must be str, int, float, bool or None, not tuple');
 }
 
-/** A JSON string literal with Python's ensure_ascii escaping. */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
 
-export function jsonString(s: string): string {
+/**
+ * A JSON string literal as Python's json.dumps writes it: with `ensure_ascii` (the default)
+ * everything outside printable ASCII as `\uXXXX` (one per UTF-16 unit, so an astral character as
+ * its surrogate pair), without it only `"`, `\` and control characters escaped.
+ */
+export function jsonString(s: string, ensureAscii = true): string {
+  if (!ensureAscii)
+    return `"${s.replace(/["\\\u0000-\u001f]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${hex(c.charCodeAt(0), 4)}`)}"`;
   if (PLAIN_ASCII.test(s)) return `"${s}"`;
   let out = '"';
   for (let i = 0; i < s.length; i++) {

@@ -11,16 +11,40 @@ export class PyJsonSyntaxError extends Error {}
 export interface PyJsonOptions {
   /** Turn `{"__python_ellipsis__": true}` markers into Python's Ellipsis. */
   readonly ellipsisMarker?: boolean;
+  /** Reject NaN, Infinity and -Infinity (which json.loads reads), as strict JSON does. */
+  readonly strict?: boolean;
 }
 
 export function parsePyJson(text: string, options: PyJsonOptions = {}): PyValue {
-  const p = new Parser(text, options);
+  return parseSpanned(text, options).value;
+}
+
+/** A parsed value and where its text is in the source, to keep the text that was written. */
+export interface Spanned {
+  readonly value: PyValue;
+  readonly start: number;
+  readonly end: number;
+  /** An object's members with their spans, in the order written (a repeated key each time). */
+  readonly members?: readonly (readonly [string, Spanned])[];
+}
+
+/** `parsePyJson` that also says where each value's text is: the whole and, for objects, each member. */
+export function parsePySpanned(text: string, options: PyJsonOptions = {}): Spanned {
+  return parseSpanned(text, options, new WeakMap());
+}
+
+function parseSpanned(text: string, options: PyJsonOptions, members?: MemberSpans): Spanned {
+  const p = new Parser(text, options, members);
   p.ws();
+  const start = p.i;
   const v = p.value();
+  const spanned = p.spanned(v, start);
   p.ws();
   if (p.i !== text.length) p.fail('trailing data');
-  return v;
+  return spanned;
 }
+
+type MemberSpans = WeakMap<PyDict, [string, Spanned][]>;
 
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
 const STRING_RE = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
@@ -30,7 +54,14 @@ class Parser {
   constructor(
     readonly s: string,
     readonly options: PyJsonOptions,
+    /** where each object's members are, when asked for */
+    readonly members?: MemberSpans,
   ) {}
+
+  spanned(value: PyValue, start: number): Spanned {
+    const members = value instanceof Map ? this.members?.get(value) : undefined;
+    return members ? { value, start, end: this.i, members } : { value, start, end: this.i };
+  }
 
   fail(msg: string): never {
     throw new PyJsonSyntaxError(`invalid JSON at offset ${this.i}: ${msg}`);
@@ -61,12 +92,12 @@ class Parser {
       case 'n':
         return this.word('null', null);
       case 'N':
-        return this.word('NaN', Number.NaN);
+        return this.nonFinite('NaN', Number.NaN);
       case 'I':
-        return this.word('Infinity', Number.POSITIVE_INFINITY);
+        return this.nonFinite('Infinity', Number.POSITIVE_INFINITY);
       default:
         if (c === '-' && this.s.startsWith('-Infinity', this.i))
-          return this.word('-Infinity', Number.NEGATIVE_INFINITY);
+          return this.nonFinite('-Infinity', Number.NEGATIVE_INFINITY);
         return this.number();
     }
   }
@@ -75,6 +106,11 @@ class Parser {
     if (!this.s.startsWith(w, this.i)) this.fail(`unexpected token`);
     this.i += w.length;
     return v;
+  }
+
+  nonFinite(w: string, v: number): number {
+    if (this.options.strict) this.fail(`${w} is not strict JSON`);
+    return this.word(w, v);
   }
 
   number(): PyValue {
@@ -114,6 +150,8 @@ class Parser {
   object(): PyValue {
     this.i++;
     const out: PyDict = new Map();
+    const members: [string, Spanned][] | undefined = this.members && [];
+    if (members) this.members!.set(out, members);
     this.ws();
     if (this.s[this.i] === '}') {
       this.i++;
@@ -126,7 +164,10 @@ class Parser {
       this.ws();
       if (this.s[this.i++] !== ':') this.fail("expected ':'");
       this.ws();
-      out.set(k, this.value());
+      const start = this.i;
+      const v = this.value();
+      out.set(k, v);
+      members?.push([k, this.spanned(v, start)]);
       this.ws();
       const c = this.s[this.i++];
       if (c === '}') break;
