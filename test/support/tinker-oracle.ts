@@ -142,8 +142,12 @@ export function oracleModel(
 export function familyOracleModel(
   data: BfclData,
   renderers: ReadonlyMap<string, FamilyRenderer>,
-): TinkerTestModel & { readonly stats: OracleStats } {
+): TinkerTestModel & {
+  readonly stats: OracleStats;
+  readonly written: readonly { baseModel: string; text: string }[];
+} {
   const stats: OracleStats = { samples: 0, calls: 0, failures: 0 };
+  const written: { baseModel: string; text: string }[] = [];
   const questionOf = (t: BfclTask, k: number) => t.question[k]?.[0]?.content.trim() ?? '';
 
   /** the task and how many of its turns the prompt holds: the most turns found in order */
@@ -192,17 +196,27 @@ export function familyOracleModel(
       if (!c.name || !c.args) throw new Error(`ground truth call ${call} cannot be read: ${c.problem}`);
       return { name: c.name, args: c.args };
     });
-    if (found.after.includes(read[0]!.name)) return text('Done.');
+    // the calls of this turn already made: their names in order after the question (a family
+    // that stops after each call, as harmony does, makes them one completion at a time)
+    let made = 0;
+    let from = 0;
+    for (const c of read) {
+      const i = found.after.indexOf(c.name, from);
+      if (i < 0) break;
+      made++;
+      from = i + c.name.length;
+    }
+    if (made === read.length) return text('Done.');
     const h = (prompt.length * 2654435761 + (params.seed ?? 0) * 40503 + index * 97) >>> 0;
-    if (h % 100 < 40 / (1 + w.step)) {
+    if (made === 0 && h % 100 < 40 / (1 + w.step)) {
       stats.failures++;
       return text('I am not sure what to do.');
     }
-    stats.calls += calls.length;
+    stats.calls += read.length - made;
     return completion(r, {
       role: 'assistant',
       content: '',
-      toolCalls: read.map((c, i) => ({
+      toolCalls: read.slice(made).map((c, i) => ({
         id: `functions.${c.name}:${i}`,
         name: c.name,
         arguments: dumps(c.args),
@@ -218,14 +232,19 @@ export function familyOracleModel(
 
   return {
     stats,
+    written,
     logprobs(input, targets, w) {
       return targets.map((t, i) => lp(input[i] ?? 0, t, w.step));
     },
     sample(prompt, params, w, index): TestCompletion {
       stats.samples++;
       const r = rendererOf(w);
-      const ids = r.encode(answer(r, prompt, params, w, index));
+      const all = r.encode(answer(r, prompt, params, w, index));
+      // a sampler stops at the first stop token, as the service does
+      const stop = all.findIndex((t) => r.stopTokens.includes(t));
+      const ids = stop < 0 ? all : all.slice(0, stop + 1);
       const tokens = ids.slice(0, params.maxTokens);
+      written.push({ baseModel: w.baseModel, text: r.decode(tokens) });
       let prev = prompt[prompt.length - 1] ?? 0;
       const logprobs = tokens.map((t) => {
         const v = lp(prev, t, w.step);

@@ -731,7 +731,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
     if (typeof body.sampling_session_id === 'string') weights = samplers.get(body.sampling_session_id);
     else if (typeof body.model_path === 'string') {
       const ck = checkpoints.get(body.model_path);
-      weights = ck ? { baseModel: baseModels[0]!, step: ck.step, lrs: ck.lrs } : undefined;
+      weights = ck ? { baseModel: ck.baseModel, step: ck.step, lrs: ck.lrs } : undefined;
     } else if (typeof body.base_model === 'string')
       weights = { baseModel: body.base_model, step: 0, lrs: [] };
     if (!weights) throw new HttpFailure(404, 'sampling session not found');
@@ -1171,7 +1171,7 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
         if (typeof body.model_path === 'string') {
           const ck = checkpoints.get(body.model_path);
           if (!ck) return { status: 404, body: { detail: `no weights at ${body.model_path}` } };
-          w = { baseModel: baseModels[0]!, step: ck.step, lrs: ck.lrs };
+          w = { baseModel: ck.baseModel, step: ck.step, lrs: ck.lrs };
         } else w = { baseModel: String(body.base_model), step: 0, lrs: [] };
         samplers.set(id, w);
         return { status: 200, body: { sampling_session_id: id } };

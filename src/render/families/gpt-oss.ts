@@ -353,9 +353,10 @@ function parse(completion: string): ParsedCompletion {
   const unparsed = [...read.unparsed, ...problems];
   const hasParts = read.texts.length > 0 || read.thoughts.length > 0;
   return {
-    // with no channel message kept, the cookbook's content is the text itself (so a call-only
-    // completion's content is its markup: its calls are in toolCalls; check.ts holds seal to this)
-    content: hasParts ? read.texts.join('') : text,
+    // With no channel message kept the cookbook's content is the text itself, so a call-only
+    // completion's content would be its call markup; seal leaves it empty (the calls are in
+    // toolCalls), or the markup would come back as the assistant's text in the next prompt.
+    content: hasParts ? read.texts.join('') : read.calls.length > 0 || unparsed.length > 0 ? '' : text,
     reasoning: read.thoughts.length > 0 ? read.thoughts.join('') : null,
     toolCalls: read.calls,
     unparsed,

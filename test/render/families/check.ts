@@ -114,7 +114,10 @@ export function describeGoldens(renderer: string, options: GoldenOptions = {}): 
           calls,
         );
         const { text, thinking } = partsOf(want.content);
-        expect(parsed.content.trim()).toBe(text.trim());
+        // where the cookbook leaves a call-only completion's markup as its content (gpt-oss), seal
+        // leaves it empty: the calls are the message
+        const markupAsContent = parsed.content === '' && calls.length > 0 && text.includes(calls[0]!.name);
+        if (!markupAsContent) expect(parsed.content.trim()).toBe(text.trim());
         expect(parsed.reasoning?.trim() ?? null).toBe(thinking?.trim() ?? null);
       },
     );
