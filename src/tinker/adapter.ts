@@ -68,7 +68,11 @@ const MAX_HEADER_BYTES = 100_000_000;
  * tensor's byte range matches its dtype and shape, and the ranges tile the data without gaps or
  * overlaps. `label` names the file in the messages.
  */
-export function parseSafetensorsHeader(headerBytes: Uint8Array, dataLen: number, label: string): SafetensorsHeader {
+export function parseSafetensorsHeader(
+  headerBytes: Uint8Array,
+  dataLen: number,
+  label: string,
+): SafetensorsHeader {
   let header: unknown;
   try {
     header = JSON.parse(Buffer.from(headerBytes).toString('utf8'));
@@ -126,7 +130,9 @@ function headerLength(lenBytes: Uint8Array, size: number, label: string): number
   if (size < 8) throw new AdapterError(`${label} is too short to be a safetensors file`);
   const headerLen = Number(Buffer.from(lenBytes).readBigUInt64LE(0));
   if (headerLen < 2 || headerLen > MAX_HEADER_BYTES || 8 + headerLen > size)
-    throw new AdapterError(`${label} is not a safetensors file (its header length ${headerLen} does not fit)`);
+    throw new AdapterError(
+      `${label} is not a safetensors file (its header length ${headerLen} does not fit)`,
+    );
   return headerLen;
 }
 
@@ -163,7 +169,11 @@ export function parseSafetensors(
   label: string,
 ): { tensors: Tensor[]; metadata: Readonly<Record<string, string>> } {
   const headerLen = headerLength(bytes.subarray(0, 8), bytes.length, label);
-  const header = parseSafetensorsHeader(bytes.subarray(8, 8 + headerLen), bytes.length - 8 - headerLen, label);
+  const header = parseSafetensorsHeader(
+    bytes.subarray(8, 8 + headerLen),
+    bytes.length - 8 - headerLen,
+    label,
+  );
   const data = bytes.subarray(8 + headerLen);
   return {
     tensors: header.tensors.map((t) => ({
@@ -181,7 +191,10 @@ export function parseSafetensors(
  * the JSON header (padded with spaces to a multiple of 8, as the reference writer does, so the data
  * starts aligned), then the bytes.
  */
-export function writeSafetensors(tensors: readonly Tensor[], metadata: Readonly<Record<string, string>> = {}): Buffer {
+export function writeSafetensors(
+  tensors: readonly Tensor[],
+  metadata: Readonly<Record<string, string>> = {},
+): Buffer {
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
   let at = 0;
@@ -189,7 +202,9 @@ export function writeSafetensors(tensors: readonly Tensor[], metadata: Readonly<
     const width = SAFETENSORS_DTYPES[t.dtype];
     const elements = t.shape.reduce((a, d) => a * d, 1);
     if (width === undefined || elements * width !== t.data.length)
-      throw new Error(`tensor ${t.name} (${t.dtype} [${t.shape.join(', ')}]) does not hold ${t.data.length} bytes`);
+      throw new Error(
+        `tensor ${t.name} (${t.dtype} [${t.shape.join(', ')}]) does not hold ${t.data.length} bytes`,
+      );
     if (t.name in header) throw new Error(`tensor ${t.name} is written twice`);
     header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.data.length] };
     at += t.data.length;
