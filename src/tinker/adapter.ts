@@ -220,6 +220,8 @@ export interface AdapterSummary {
   readonly dir: string;
   readonly baseModel?: string;
   readonly rank: number;
+  /** the largest rank of any module: `r`, or a merged module's from `rank_pattern` */
+  readonly maxRank: number;
   readonly alpha: number;
   readonly targetModules: readonly string[] | string;
   /** the modules the tensors adapt (the last name before `.lora_A`) */
@@ -335,6 +337,7 @@ export function checkLoraAdapter(dir: string): AdapterSummary {
     dir,
     ...(typeof base === 'string' && base !== '' ? { baseModel: base } : {}),
     rank: rank as number,
+    maxRank: Math.max(rank as number, ...Object.values(rankPattern).filter((v) => Number.isSafeInteger(v))),
     alpha,
     targetModules: targetList ?? (targets as string),
     modules: [...leaves].sort(),
