@@ -153,6 +153,24 @@ describe('dense (Qwen3-8B-like, Llama-like)', () => {
       'model.language_model.layers.0.linear_attn.in_proj_q',
     ]);
   });
+  it("finds a vision model's text weights under model.language_model., and a compressed-tensors weight_packed as the weight", () => {
+    const params: Record<string, number[]> = {};
+    for (const [name, shape] of Object.entries(denseParams()))
+      params[name.startsWith('model.') ? `model.language_model.${name.slice('model.'.length)}` : name] =
+        shape;
+    // a packed (quantized) projection: the name counts, its packed shape is not compared
+    delete params['model.language_model.layers.0.mlp.down_proj.weight'];
+    params['model.language_model.layers.0.mlp.down_proj.weight_packed'] = [8, 3];
+    const base = readBaseModelDir(
+      baseModelDir({ architectures: ['Qwen3VLForConditionalGeneration'], model_type: 'qwen3_vl' }, params),
+    );
+    const peft = convertToPeft({ tensors: rawDense(), config: rawConfig(), baseModel: base });
+    const mods = modulesOf(peft.tensors);
+    expect(mods).toContain('model.language_model.layers.0.mlp.down_proj');
+    expect(mods).toContain('lm_head');
+    for (const m of mods)
+      expect(base.parameters.has(`${m}.weight`) || base.parameters.has(`${m}.weight_packed`), m).toBe(true);
+  });
 });
 
 describe('MoE (Qwen3-30B-A3B-like, gpt-oss-like)', () => {
