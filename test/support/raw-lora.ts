@@ -5,7 +5,7 @@
  * `lora_alpha` only; and base model folders (config.json, the index, one shard) of tiny models
  * shaped like the families Tinker trains: hidden 8, 2 layers, 3 experts.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SAFETENSORS_DTYPES, type Tensor, writeSafetensors } from '../../src/tinker/adapter.js';
@@ -159,6 +159,8 @@ export function gptOssParams(): Record<string, number[]> {
 
 let dirs = 0;
 const root = mkdtempSync(join(tmpdir(), 'seal-peft-'));
+/** the folders scratch() and baseModelDir() made, removed (a test file's afterAll) */
+export const removeScratch = () => rmSync(root, { recursive: true, force: true });
 export const scratch = (name: string) => {
   const d = join(root, `${name}-${dirs++}`);
   mkdirSync(d, { recursive: true });

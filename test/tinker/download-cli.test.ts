@@ -16,12 +16,23 @@ import { checkLoraAdapter, parseSafetensors } from '../../src/tinker/adapter.js'
 import { TinkerClient } from '../../src/tinker/client.js';
 import { rawSafetensors, rawTarOf, type TarEntry, testAdapterFiles } from '../support/adapter-files.js';
 import { buildDist, seal } from '../support/cli.js';
-import { baseModelDir, EXPERTS, moeParams, rawAdapterFiles, rawConfig, rawMoe } from '../support/raw-lora.js';
+import {
+  baseModelDir,
+  EXPERTS,
+  moeParams,
+  rawAdapterFiles,
+  rawConfig,
+  rawMoe,
+  removeScratch,
+} from '../support/raw-lora.js';
 import { fastOptions, startTinkerServer, type TinkerServerOptions } from '../support/tinker-server.js';
 
 const BASE = 'Qwen/Qwen3-8B';
 const root = mkdtempSync(join(tmpdir(), 'seal-download-cli-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  removeScratch();
+});
 
 const adapterFiles = (rank = 4) => testAdapterFiles({ baseModel: BASE, rank, step: 1, lrs: [1e-4] });
 const entriesOf = (files: { path: string; data: Buffer }[]): TarEntry[] =>

@@ -5,7 +5,6 @@
  * right bytes, fused parts merged (block-diagonal B, checked by its product with A), the config
  * completed; and bad input ends in one sentence.
  */
-import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AdapterError, parseSafetensors, type Tensor, writeSafetensors } from '../../src/tinker/adapter.js';
 import { convertToPeft, readBaseModelDir } from '../../src/tinker/peft/index.js';
@@ -27,11 +26,12 @@ import {
   rawConfig,
   rawDense,
   rawMoe,
+  removeScratch,
   scratch,
   tensor,
 } from '../support/raw-lora.js';
 
-afterAll(() => rmSync(scratch('x'), { recursive: true, force: true }));
+afterAll(removeScratch);
 
 const P = 'base_model.model.';
 const byName = (ts: readonly Tensor[]) => new Map(ts.map((t) => [t.name, t]));
