@@ -77,7 +77,11 @@ describe('flags declared once', () => {
       ],
       [
         ['checkpoints', 'download'],
-        ['baseUrl', 'retries', 'out'],
+        ['baseUrl', 'retries', 'out', 'baseModelDir', 'baseModel', 'raw'],
+      ],
+      [
+        ['checkpoints', 'convert'],
+        ['out', 'baseModelDir', 'baseModel'],
       ],
     ] as const)
       expect(flagsOf(find(p, [...path]))).toEqual(keys.map(flagOf).sort());

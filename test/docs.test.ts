@@ -134,7 +134,7 @@ describe('README and docs', () => {
     const examples = new Map<string, Set<string>>();
     for (const file of DOCS) {
       for (const m of readFileSync(file, 'utf8').matchAll(
-        /^\s*(?:node bin\/seal\.js|seal) (train|experiment|eval|verify|compare|report|serve|data|pretrain|checkpoints)\b((?: pull| list| ttl| delete| download)?)(.*)$/gm,
+        /^\s*(?:node bin\/seal\.js|seal) (train|experiment|eval|verify|compare|report|serve|data|pretrain|checkpoints)\b((?: pull| list| ttl| delete| download| convert)?)(.*)$/gm,
       )) {
         const command = m[2] ? `${m[1]}${m[2]}` : m[1]!;
         const flags = examples.get(command) ?? new Set<string>();

@@ -1,26 +1,43 @@
 /**
  * `seal checkpoints`: a Tinker run's checkpoints on the service. `list` shows them (with their
  * expiry), `ttl` sets or clears the expiry, `delete` removes them, `download` fetches one's
- * archive through its signed URL and unpacks it as a LoRA adapter folder, checked (the config's
- * fields, the safetensors header) and ready for `vllm serve --enable-lora`.
+ * archive through its signed URL, unpacks it (kept as it came, in `raw/`) and converts Tinker's
+ * raw LoRA into a PEFT adapter folder (src/tinker/peft), checked (the config's fields, the
+ * safetensors header) and ready for `vllm serve --enable-lora`; `convert` does that conversion
+ * again on a raw folder already here.
  *
  * What to act on is a `seal train --learner tinker` run folder (the checkpoints its folder names),
  * one of its checkpoint folders (`checkpoints/round-NNNN`, whose `tinker.json` names the training
  * state and the sampler weights), or a `tinker://` path.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
-import { type AdapterSummary, checkLoraAdapter, unpackAdapter } from '../tinker/adapter.js';
+import {
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  AdapterError,
+  type AdapterSummary,
+  checkLoraAdapter,
+  unpackAdapter,
+} from '../tinker/adapter.js';
 import { parseRunId, parseTinkerPath } from '../tinker/checkpoints.js';
 import { TinkerClient } from '../tinker/client.js';
 import { TinkerError } from '../tinker/errors.js';
 import { retryLine } from '../tinker/http.js';
+import {
+  type BaseModel,
+  convertToPeft,
+  type PeftAdapter,
+  readBaseModelDir,
+  readRawAdapter,
+  writePeftAdapter,
+} from '../tinker/peft/index.js';
 import type { Checkpoint } from '../tinker/schemas.js';
 import { RUN_FILES } from '../train/record.js';
-import { UsageError } from '../util/errors.js';
+import { UsageError, UserError } from '../util/errors.js';
 import { Settings } from '../util/settings.js';
 import { readTar } from '../util/tar.js';
 import { addSettingOptions, parseUrlFlag } from './flags.js';
@@ -67,6 +84,19 @@ export const CHECKPOINTS_DELETE_SETTINGS = new Settings(
     .strict(),
   'flag',
 );
+const CONVERT_SHAPE = {
+  baseModelDir: z.string().min(1).optional().meta({
+    description:
+      "the base model's folder (config.json and model.safetensors.index.json or model.safetensors): the adapter's names are mapped onto its weights and checked",
+    placeholder: 'dir',
+  }),
+  baseModel: z.string().min(1).optional().meta({
+    description:
+      "the base model's Hugging Face name, when the target does not tell it (it picks the family's rules and fills base_model_name_or_path)",
+    placeholder: 'name',
+  }),
+};
+
 export const CHECKPOINTS_DOWNLOAD_SETTINGS = new Settings(
   z
     .object({
@@ -75,10 +105,30 @@ export const CHECKPOINTS_DOWNLOAD_SETTINGS = new Settings(
         .string()
         .min(1)
         .meta({ description: 'the adapter folder to write (new or empty)', placeholder: 'dir' }),
+      ...CONVERT_SHAPE,
+      raw: z
+        .literal(true)
+        .optional()
+        .describe('unpack the archive as it is into --out: no conversion to a PEFT adapter'),
     })
     .strict(),
   'flag',
 );
+export const CHECKPOINTS_CONVERT_SETTINGS = new Settings(
+  z
+    .object({
+      out: z
+        .string()
+        .min(1)
+        .meta({ description: 'the PEFT adapter folder to write (new or empty)', placeholder: 'dir' }),
+      ...CONVERT_SHAPE,
+    })
+    .strict(),
+  'flag',
+);
+
+/** where `download` keeps the archive's files, inside --out */
+export const RAW_SUBDIR = 'raw';
 
 const TARGET_HELP =
   'a seal train --learner tinker run folder, one of its checkpoints/round-NNNN folders, or a tinker:// path';
@@ -225,7 +275,8 @@ export function maxLoraRank(rank: number): number {
 export function serveHint(summary: AdapterSummary, name: string, baseModel: string | undefined): string {
   const base = summary.baseModel ?? baseModel ?? 'BASE_MODEL';
   return [
-    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.rank)} --lora-modules ${name}=${resolve(summary.dir)}`,
+    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.maxRank)} --lora-modules ${name}=${resolve(summary.dir)}`,
+    `python -m sglang.launch_server --model-path ${base} --lora-paths ${name}=${resolve(summary.dir)}`,
     `seal eval --suite bfcl --split test --base-url http://127.0.0.1:8000/v1 --model ${name} --format hermes --out runs/eval-${name}`,
   ].join('\n');
 }
@@ -234,14 +285,17 @@ async function download(
   target: Target,
   value: string,
   out: string,
-  flags: { baseUrl?: string | undefined; retries: number },
+  flags: ConvertFlags & { baseUrl?: string | undefined; retries: number; raw?: true | undefined },
 ) {
   const path = target.sampler ?? target.paths[0];
   if (!path) throw needsCheckpoint(value);
-  if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0))
+  checkNewFolder(out);
+  if (flags.raw && (flags.baseModelDir || flags.baseModel))
     throw new UsageError(
-      `--out ${out} exists and is not an empty folder; name a new folder for the adapter.`,
+      '--raw keeps the archive as it is; --base-model-dir and --base-model are for the conversion it skips.',
     );
+  // a base model folder that cannot be read is found before anything is downloaded
+  const baseModel = flags.baseModelDir ? readBaseModelDir(flags.baseModelDir) : undefined;
   const archive = await withClient(flags, (client) =>
     notFoundIsUsage(path, client.checkpointArchiveUrl(path)),
   );
@@ -288,36 +342,157 @@ async function download(
   // what is not one usable adapter leaves --out as it was found: new, or empty
   const made = !existsSync(out);
   mkdirSync(out, { recursive: true });
-  let dir: string;
-  let summary: AdapterSummary;
-  try {
-    dir = unpackAdapter(files, out);
-    summary = checkLoraAdapter(dir);
-  } catch (e) {
+  const clear = () => {
     if (made) rmSync(out, { recursive: true, force: true });
     else for (const entry of readdirSync(out)) rmSync(join(out, entry), { recursive: true, force: true });
-    throw e;
-  }
+  };
   // the checkpoint's own name (letters, digits, '_' and '-') serves as the LoRA's model name
   const name = parseTinkerPath(path).name;
+  const fetched = `${bytes.length} bytes downloaded, ${files.length} file(s)`;
+  if (flags.raw) {
+    let dir: string;
+    let summary: AdapterSummary;
+    try {
+      dir = unpackAdapter(files, out);
+      summary = checkLoraAdapter(dir);
+    } catch (e) {
+      clear();
+      throw e;
+    }
+    console.log(report(summary, { fetched, name, targetBase: target.baseModel }));
+    if (relative(resolve(out), resolve(dir)) !== '')
+      console.error(`(the archive unpacked into ${relative(out, dir)}/ inside --out)`);
+    return;
+  }
+  let rawDir: string;
+  try {
+    rawDir = unpackAdapter(files, join(out, RAW_SUBDIR));
+  } catch (e) {
+    clear();
+    throw e;
+  }
+  // from here on the archive's files stay, whatever the conversion makes of them
+  const baseModelName = flags.baseModel ?? target.baseModel;
+  const { summary, adapter } = convertInto(rawDir, out, { baseModel, baseModelName });
   console.log(
-    [
-      `adapter: ${resolve(dir)} (${bytes.length} bytes downloaded, ${files.length} file(s))`,
-      `  base model: ${summary.baseModel ?? `${target.baseModel ?? 'not named'} (not in adapter_config.json)`}`,
-      `  LoRA rank ${summary.rank}, alpha ${summary.alpha}; ${summary.pairs} adapted module(s) (${summary.modules.join(', ')}); ${summary.dtypes.join(', ')}`,
-      ...summary.warnings.map((w) => `  warning: ${w}`),
-      'serve it and score it:',
-      serveHint(summary, name, target.baseModel)
-        .split('\n')
-        .map((l) => `  ${l}`)
-        .join('\n'),
-    ].join('\n'),
+    report(summary, {
+      fetched,
+      name,
+      targetBase: baseModelName,
+      adapter,
+      rawDir,
+      baseModelDir: flags.baseModelDir,
+    }),
   );
-  if (relative(resolve(out), resolve(dir)) !== '')
-    console.error(`(the archive unpacked into ${relative(out, dir)}/ inside --out)`);
 }
 
-/** `seal checkpoints list|ttl|delete|download` */
+interface ConvertFlags {
+  readonly baseModelDir?: string | undefined;
+  readonly baseModel?: string | undefined;
+}
+
+function checkNewFolder(out: string): void {
+  if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0))
+    throw new UsageError(
+      `--out ${out} exists and is not an empty folder; name a new folder for the adapter.`,
+    );
+}
+
+/**
+ * The raw adapter in `rawDir` converted into a PEFT adapter written to `out` and checked. A
+ * failure leaves no half-written adapter in `out` and never touches `rawDir`: its message says
+ * where the raw files are and how to convert them again.
+ */
+function convertInto(
+  rawDir: string,
+  out: string,
+  opts: { baseModel?: BaseModel | undefined; baseModelName?: string | undefined },
+): { summary: AdapterSummary; adapter: PeftAdapter } {
+  try {
+    const raw = readRawAdapter(rawDir);
+    const adapter = convertToPeft({
+      tensors: raw.tensors,
+      config: raw.config,
+      ...(opts.baseModel ? { baseModel: opts.baseModel } : {}),
+      ...(opts.baseModelName ? { baseModelName: opts.baseModelName } : {}),
+    });
+    writePeftAdapter(out, adapter);
+    return { summary: checkLoraAdapter(out), adapter };
+  } catch (e) {
+    for (const f of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE])
+      if (existsSync(join(out, f))) unlinkSync(join(out, f));
+    const kept = `; the raw adapter is kept in ${rawDir} (seal checkpoints convert ${rawDir} --out NEW_DIR converts it again)`;
+    if (e instanceof AdapterError) throw new AdapterError(`${e.message}${kept}`);
+    if (e instanceof UserError) throw new UserError(`${e.message.replace(/\.$/, '')}${kept}.`);
+    throw e;
+  }
+}
+
+/** what the folder holds and how to serve it, for the user */
+function report(
+  summary: AdapterSummary,
+  how: {
+    fetched?: string;
+    name: string;
+    targetBase: string | undefined;
+    adapter?: PeftAdapter;
+    rawDir?: string;
+    baseModelDir?: string | undefined;
+  },
+): string {
+  const a = how.adapter;
+  return [
+    `adapter: ${resolve(summary.dir)} (${[a ? 'PEFT, converted from the raw archive' : undefined, how.fetched].filter(Boolean).join('; ')})`,
+    ...(how.rawDir ? [`  raw archive files kept in: ${resolve(how.rawDir)}`] : []),
+    ...(a
+      ? [
+          a.checked
+            ? `  converted by the ${a.family.label} rules; names checked against the weights of ${how.baseModelDir}`
+            : `  converted by the ${a.family.label} rules alone; names NOT checked against the model (give --base-model-dir to check them)`,
+          ...a.notes.map((n) => `  ${n}`),
+        ]
+      : []),
+    `  base model: ${summary.baseModel ?? `${how.targetBase ?? 'not named'} (not in adapter_config.json)`}`,
+    `  LoRA rank ${summary.rank}, alpha ${summary.alpha}; ${summary.pairs} adapted module(s) (${summary.modules.join(', ')}); ${summary.dtypes.join(', ')}`,
+    ...summary.warnings.map((w) => `  warning: ${w}`),
+    'serve it and score it:',
+    serveHint(summary, how.name, how.targetBase)
+      .split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n'),
+  ].join('\n');
+}
+
+/** `seal checkpoints convert`: a raw adapter folder already here, converted */
+function convert(rawDir: string, flags: ConvertFlags & { out: string }): void {
+  if (!existsSync(join(rawDir, ADAPTER_CONFIG_FILE)))
+    throw new UsageError(
+      `${rawDir} holds no ${ADAPTER_CONFIG_FILE}; give the raw/ folder a download kept (or one --raw unpacked).`,
+    );
+  checkNewFolder(flags.out);
+  const baseModel = flags.baseModelDir ? readBaseModelDir(flags.baseModelDir) : undefined;
+  const made = !existsSync(flags.out);
+  mkdirSync(flags.out, { recursive: true });
+  let result: ReturnType<typeof convertInto>;
+  try {
+    result = convertInto(rawDir, flags.out, { baseModel, baseModelName: flags.baseModel });
+  } catch (e) {
+    if (made) rmSync(flags.out, { recursive: true, force: true });
+    throw e;
+  }
+  // the folder's name serves as the LoRA's model name, as a checkpoint's does for download
+  const name = basename(resolve(flags.out)).replace(/[^A-Za-z0-9_-]/g, '-');
+  console.log(
+    report(result.summary, {
+      name,
+      targetBase: flags.baseModel,
+      adapter: result.adapter,
+      baseModelDir: flags.baseModelDir,
+    }),
+  );
+}
+
+/** `seal checkpoints list|ttl|delete|download|convert` */
 export function registerCheckpoints(program: Command): void {
   const cmd = program
     .command('checkpoints')
@@ -397,5 +572,16 @@ export function registerCheckpoints(program: Command): void {
   dl.action(async (value: string, raw: Record<string, unknown>) => {
     const flags = CHECKPOINTS_DOWNLOAD_SETTINGS.ofFlags(raw);
     await download(resolveTarget(value), value, flags.out, flags);
+  });
+
+  const conv = cmd
+    .command('convert')
+    .argument('<raw-dir>', 'a raw Tinker adapter folder (the raw/ a download keeps, or what --raw unpacked)')
+    .description(
+      'Convert a raw Tinker LoRA folder into a PEFT adapter folder (vLLM --lora-modules, SGLang --lora-paths)',
+    );
+  addSettingOptions(conv, CHECKPOINTS_CONVERT_SETTINGS);
+  conv.action((rawDir: string, raw: Record<string, unknown>) => {
+    convert(rawDir, CHECKPOINTS_CONVERT_SETTINGS.ofFlags(raw));
   });
 }

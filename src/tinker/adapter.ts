@@ -64,80 +64,164 @@ export interface SafetensorsHeader {
 const MAX_HEADER_BYTES = 100_000_000;
 
 /**
- * The header of a safetensors file, checked against the file: every tensor's byte range matches
- * its dtype and shape, the ranges tile the data without gaps or overlaps, and the data ends where
- * the file does.
+ * A safetensors header's JSON checked against the data it describes (`dataLen` bytes): every
+ * tensor's byte range matches its dtype and shape, and the ranges tile the data without gaps or
+ * overlaps. `label` names the file in the messages.
+ */
+export function parseSafetensorsHeader(
+  headerBytes: Uint8Array,
+  dataLen: number,
+  label: string,
+): SafetensorsHeader {
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(headerBytes).toString('utf8'));
+  } catch {
+    throw new AdapterError(`${label} is not a safetensors file (its header is not JSON)`);
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new AdapterError(`${label}: the safetensors header is not a JSON object`);
+  const tensors: TensorInfo[] = [];
+  let metadata: Record<string, string> = {};
+  for (const [name, v] of Object.entries(header as Record<string, unknown>)) {
+    if (name === '__metadata__') {
+      metadata = v as Record<string, string>;
+      continue;
+    }
+    const t = v as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    const width = typeof t.dtype === 'string' ? SAFETENSORS_DTYPES[t.dtype] : undefined;
+    const shape = t.shape;
+    const offsets = t.data_offsets;
+    if (
+      width === undefined ||
+      !Array.isArray(shape) ||
+      !shape.every((d) => Number.isSafeInteger(d) && d >= 0) ||
+      !Array.isArray(offsets) ||
+      offsets.length !== 2 ||
+      !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)
+    )
+      throw new AdapterError(
+        typeof t.dtype === 'string' && width === undefined
+          ? `${label}: tensor ${name} has dtype ${JSON.stringify(t.dtype)}, which is not a safetensors dtype (${Object.keys(SAFETENSORS_DTYPES).join(', ')})`
+          : `${label}: tensor ${name} has no valid dtype, shape and data_offsets`,
+      );
+    const [begin, end] = offsets as [number, number];
+    const elements = (shape as number[]).reduce((a, d) => a * d, 1);
+    if (end < begin || end - begin !== elements * width || end > dataLen)
+      throw new AdapterError(
+        `${label}: tensor ${name} (${t.dtype} [${(shape as number[]).join(', ')}]) does not match its byte range ${begin}-${end} of ${dataLen}`,
+      );
+    tensors.push({ name, dtype: t.dtype as string, shape: shape as number[], offsets: [begin, end] });
+  }
+  const sorted = [...tensors].sort((a, b) => a.offsets[0] - b.offsets[0]);
+  let at = 0;
+  for (const t of sorted) {
+    if (t.offsets[0] !== at)
+      throw new AdapterError(`${label}: the tensors' byte ranges leave a gap or overlap at ${t.name}`);
+    at = t.offsets[1];
+  }
+  if (at !== dataLen)
+    throw new AdapterError(`${label}: the tensors end at byte ${at} of the data, which holds ${dataLen}`);
+  return { tensors, metadata };
+}
+
+/** the header length a safetensors file states, checked to fit a file of `size` bytes */
+function headerLength(lenBytes: Uint8Array, size: number, label: string): number {
+  if (size < 8) throw new AdapterError(`${label} is too short to be a safetensors file`);
+  const headerLen = Number(Buffer.from(lenBytes).readBigUInt64LE(0));
+  if (headerLen < 2 || headerLen > MAX_HEADER_BYTES || 8 + headerLen > size)
+    throw new AdapterError(
+      `${label} is not a safetensors file (its header length ${headerLen} does not fit)`,
+    );
+  return headerLen;
+}
+
+/**
+ * The header of a safetensors file, checked against the file (parseSafetensorsHeader), and the
+ * data ends where the file does. Reads the header only, never the weights.
  */
 export function readSafetensorsHeader(path: string): SafetensorsHeader {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
     const lenBytes = Buffer.alloc(8);
-    if (size < 8 || readSync(fd, lenBytes, 0, 8, 0) !== 8)
-      throw new AdapterError(`${path} is too short to be a safetensors file`);
-    const headerLen = Number(lenBytes.readBigUInt64LE(0));
-    if (headerLen < 2 || headerLen > MAX_HEADER_BYTES || 8 + headerLen > size)
-      throw new AdapterError(
-        `${path} is not a safetensors file (its header length ${headerLen} does not fit)`,
-      );
+    if (size >= 8) readSync(fd, lenBytes, 0, 8, 0);
+    const headerLen = headerLength(lenBytes, size, path);
     const headerBytes = Buffer.alloc(headerLen);
     readSync(fd, headerBytes, 0, headerLen, 8);
-    let header: unknown;
-    try {
-      header = JSON.parse(headerBytes.toString('utf8'));
-    } catch {
-      throw new AdapterError(`${path} is not a safetensors file (its header is not JSON)`);
-    }
-    if (typeof header !== 'object' || header === null || Array.isArray(header))
-      throw new AdapterError(`${path}: the safetensors header is not a JSON object`);
-    const dataLen = size - 8 - headerLen;
-    const tensors: TensorInfo[] = [];
-    let metadata: Record<string, string> = {};
-    for (const [name, v] of Object.entries(header as Record<string, unknown>)) {
-      if (name === '__metadata__') {
-        metadata = v as Record<string, string>;
-        continue;
-      }
-      const t = v as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-      const width = typeof t.dtype === 'string' ? SAFETENSORS_DTYPES[t.dtype] : undefined;
-      const shape = t.shape;
-      const offsets = t.data_offsets;
-      if (
-        width === undefined ||
-        !Array.isArray(shape) ||
-        !shape.every((d) => Number.isSafeInteger(d) && d >= 0) ||
-        !Array.isArray(offsets) ||
-        offsets.length !== 2 ||
-        !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)
-      )
-        throw new AdapterError(`${path}: tensor ${name} has no valid dtype, shape and data_offsets`);
-      const [begin, end] = offsets as [number, number];
-      const elements = (shape as number[]).reduce((a, d) => a * d, 1);
-      if (end < begin || end - begin !== elements * width || end > dataLen)
-        throw new AdapterError(
-          `${path}: tensor ${name} (${t.dtype} [${(shape as number[]).join(', ')}]) does not match its byte range ${begin}-${end} of ${dataLen}`,
-        );
-      tensors.push({ name, dtype: t.dtype as string, shape: shape as number[], offsets: [begin, end] });
-    }
-    const sorted = [...tensors].sort((a, b) => a.offsets[0] - b.offsets[0]);
-    let at = 0;
-    for (const t of sorted) {
-      if (t.offsets[0] !== at)
-        throw new AdapterError(`${path}: the tensors' byte ranges leave a gap or overlap at ${t.name}`);
-      at = t.offsets[1];
-    }
-    if (at !== dataLen)
-      throw new AdapterError(`${path}: the tensors end at byte ${at} of the data, which holds ${dataLen}`);
-    return { tensors, metadata };
+    return parseSafetensorsHeader(headerBytes, size - 8 - headerLen, path);
   } finally {
     closeSync(fd);
   }
+}
+
+/** one tensor with its bytes (little-endian, row-major, as safetensors stores them) */
+export interface Tensor {
+  readonly name: string;
+  readonly dtype: string;
+  readonly shape: readonly number[];
+  readonly data: Uint8Array;
+}
+
+/** a whole safetensors file held in memory: its tensors (views into `bytes`) and metadata */
+export function parseSafetensors(
+  bytes: Uint8Array,
+  label: string,
+): { tensors: Tensor[]; metadata: Readonly<Record<string, string>> } {
+  const headerLen = headerLength(bytes.subarray(0, 8), bytes.length, label);
+  const header = parseSafetensorsHeader(
+    bytes.subarray(8, 8 + headerLen),
+    bytes.length - 8 - headerLen,
+    label,
+  );
+  const data = bytes.subarray(8 + headerLen);
+  return {
+    tensors: header.tensors.map((t) => ({
+      name: t.name,
+      dtype: t.dtype,
+      shape: t.shape,
+      data: data.subarray(t.offsets[0], t.offsets[1]),
+    })),
+    metadata: header.metadata,
+  };
+}
+
+/**
+ * A safetensors file of the tensors, in the order given: the 8-byte little-endian header length,
+ * the JSON header (padded with spaces to a multiple of 8, as the reference writer does, so the data
+ * starts aligned), then the bytes.
+ */
+export function writeSafetensors(
+  tensors: readonly Tensor[],
+  metadata: Readonly<Record<string, string>> = {},
+): Buffer {
+  const header: Record<string, unknown> = {};
+  if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
+  let at = 0;
+  for (const t of tensors) {
+    const width = SAFETENSORS_DTYPES[t.dtype];
+    const elements = t.shape.reduce((a, d) => a * d, 1);
+    if (width === undefined || elements * width !== t.data.length)
+      throw new Error(
+        `tensor ${t.name} (${t.dtype} [${t.shape.join(', ')}]) does not hold ${t.data.length} bytes`,
+      );
+    if (t.name in header) throw new Error(`tensor ${t.name} is written twice`);
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.data.length] };
+    at += t.data.length;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((Buffer.byteLength(json) + 8) % 8)) % 8);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([len, Buffer.from(json), ...tensors.map((t) => t.data)]);
 }
 
 export interface AdapterSummary {
   readonly dir: string;
   readonly baseModel?: string;
   readonly rank: number;
+  /** the largest rank of any module: `r`, or a merged module's from `rank_pattern` */
+  readonly maxRank: number;
   readonly alpha: number;
   readonly targetModules: readonly string[] | string;
   /** the modules the tensors adapt (the last name before `.lora_A`) */
@@ -253,6 +337,7 @@ export function checkLoraAdapter(dir: string): AdapterSummary {
     dir,
     ...(typeof base === 'string' && base !== '' ? { baseModel: base } : {}),
     rank: rank as number,
+    maxRank: Math.max(rank as number, ...Object.values(rankPattern).filter((v) => Number.isSafeInteger(v))),
     alpha,
     targetModules: targetList ?? (targets as string),
     modules: [...leaves].sort(),

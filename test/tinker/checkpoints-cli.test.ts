@@ -7,7 +7,15 @@
  * checkpoint is scored by `seal eval --base-url` through the service's OpenAI-compatible route.
  * Bad input ends in one sentence and exit 2, a broken archive in exit 1; never a stack trace.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,6 +150,15 @@ describe('seal checkpoints against a Tinker-protocol server', { timeout: 600_000
     );
     expect(r.stdout).toContain(`--base-url http://127.0.0.1:8000/v1 --model ${name} `);
     expect(r.stdout).toMatch(/LoRA rank 4, alpha 32; 4 adapted module\(s\) \(q_proj, v_proj\); F32/);
+    // converted into --out, the archive's own files kept beside it in raw/
+    expect(r.stdout).toContain(`raw archive files kept in: ${resolve(out, 'raw')}`);
+    expect(r.stdout).toMatch(
+      /converted by the Qwen3 \/ Llama \(standard names\) rules alone; names NOT checked/,
+    );
+    expect(readdirSync(join(out, 'raw')).sort()).toEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+    ]);
 
     const config = JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8'));
     expect(config).toMatchObject({

@@ -287,7 +287,7 @@ describe('adapters that do not fit, generated', () => {
           );
           expect(() => checkLoraAdapter(folder)).toThrow(
             width === undefined
-              ? /has no valid dtype, shape and data_offsets/
+              ? /has no valid dtype, shape and data_offsets|is not a safetensors dtype/
               : /does not match its byte range/,
           );
         },
