@@ -11,9 +11,9 @@
  * files); each one is marked "Quirk" where it happens.
  */
 import { AttributeErrorForType, TypeError_, ValueError_ } from '../py/errors.js';
-import { repr, str } from '../py/format.js';
+import { compareCodePoints, repr, str } from '../py/format.js';
 import { add, compare, contains, formatFixed, getItem, iterate, len, strFor, truthy } from '../py/ops.js';
-import { compareCodePoints, joinStrings, splitlines, splitWhitespace } from '../py/text.js';
+import { joinStrings, splitlines, splitWhitespace } from '../py/text.js';
 import type { JsonValue, PyDict, PyKey, PyValue } from '../py/values.js';
 import {
   dictDelete,

@@ -1,5 +1,4 @@
 import { ValueError_ } from './errors.js';
-import { compareCodePoints } from './text.js';
 import type { PyKey, PyValue } from './values.js';
 import { PyObject, PyOpaque, PySet, PyTuple, typeName } from './values.js';
 
@@ -120,6 +119,15 @@ export function repr(v: PyValue): string {
 /** Python's `str(value)`: strings as they are, everything else as repr. */
 export function str(v: PyValue): string {
   return typeof v === 'string' ? v : repr(v);
+}
+
+/** Python str ordering (by code point; JavaScript's default compares UTF-16 units). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.codePointAt(i)! - b.codePointAt(i)!;
+  }
+  return a.length - b.length;
 }
 
 /** Raised by `jsonDumps` where Python's json.dumps raises TypeError. */

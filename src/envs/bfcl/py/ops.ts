@@ -16,9 +16,9 @@ import {
   ValueError_,
   ZeroDivisionError_,
 } from './errors.js';
-import { floatRepr, repr, strRepr } from './format.js';
+import { compareCodePoints, floatRepr, repr, strRepr } from './format.js';
 import { correctlyRoundedCosSin, floatParts, pow as libmPow, ratioToDouble } from './libm.js';
-import { compareCodePoints, decimalValue, isDecimalChar, UNICODE_SPACE } from './text.js';
+import { decimalValue, isDecimalChar, UNICODE_SPACE } from './text.js';
 import type { PyDict, PyKey, PyList, PyValue } from './values.js';
 import {
   dictDelete,

@@ -93,15 +93,6 @@ export function splitWhitespace(s: string): string[] {
   return s.split(PY_WHITESPACE_RUN).filter((w) => w !== '');
 }
 
-/** Python str ordering (by code point; JavaScript's default compares UTF-16 units). */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.codePointAt(i)! - b.codePointAt(i)!;
-  }
-  return a.length - b.length;
-}
-
 /** Python `sep.join(parts)` with its TypeError for a non-str item. */
 export function joinStrings(sep: string, parts: readonly PyValue[]): string {
   parts.forEach((p, i) => {
