@@ -14,6 +14,7 @@ import type { Learner } from '../learner/learner.js';
 import { resolveKernels } from '../nn/backends.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../nn/checkpoint.js';
 import type { Kernels } from '../nn/ops.js';
+import { HF_TEMPLATE } from '../render/open.js';
 import { writeJsonAtomic } from '../util/files.js';
 import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
@@ -255,6 +256,16 @@ export async function startTraining(
  * Continues a run folder. Everything is checked before anything is written (run-check.ts): a
  * folder that does not add up is refused as it is, and a finished run is left untouched.
  */
+/**
+ * A Tinker run recorded before the renderer setting existed rendered with the model's Hugging Face
+ * template, and so (format auto) with the tools as text: it continues so, not in the family format
+ * `auto` now picks.
+ */
+export function asRecordedRenderer(c: TrainConfig, learner: RunManifest['learner']): TrainConfig {
+  if (c.learner !== 'tinker' || learner?.kind !== 'tinker' || learner.renderer !== undefined) return c;
+  return { ...c, renderer: HF_TEMPLATE };
+}
+
 export async function resumeTraining(
   dir: string,
   data: (c: TrainConfig) => BfclData,
@@ -264,7 +275,9 @@ export async function resumeTraining(
   checkManifest(run); // a folder that is not a run is not locked either
   const release = run.claim();
   try {
-    const { manifest, config: c, state, complete } = checkRunFolder(run);
+    const checked = checkRunFolder(run);
+    const { manifest, state, complete } = checked;
+    const c = asRecordedRenderer(checked.config, manifest.learner);
     if (complete) {
       hooks.log(`${dir} is complete (${c.rounds} rounds); nothing to do`);
       return { dir, rounds: c.rounds, complete: true };

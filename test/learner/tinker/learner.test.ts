@@ -18,8 +18,10 @@ import { TinkerLearner } from '../../../src/learner/tinker/learner.js';
 import { nativeCallsOf, promptIdsOf } from '../../../src/policy/tinker.js';
 import { TinkerClient } from '../../../src/tinker/client.js';
 import { resolveConfig, toolFormat } from '../../../src/train/config.js';
+import type { TinkerLearnerRecord } from '../../../src/train/record.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
 import { packSteps } from '../../../src/train/sequences.js';
+import { asRecordedRenderer } from '../../../src/train/train.js';
 import { qwen3Renderer } from '../../support/render.js';
 import { oracleLogprob, oracleModel } from '../../support/tinker-oracle.js';
 import { fastOptions, startTinkerServer, type TinkerTestServer } from '../../support/tinker-server.js';
@@ -262,6 +264,13 @@ describe('--learner tinker settings', () => {
     expect(() => tinker({ renderer: 'role_colon', format: 'native' })).toThrow(
       /role_colon .* no tool-call convention/,
     );
+    // a run recorded before renderers existed continues with the HF template and tools as text
+    const recorded = { kind: 'tinker', format: 'hermes' } as unknown as TinkerLearnerRecord;
+    expect(toolFormat(asRecordedRenderer(config, recorded))).toBe('hermes');
+    expect(asRecordedRenderer(config, recorded).renderer).toBe('hf_template');
+    expect(asRecordedRenderer(config, { ...recorded, renderer: 'qwen3' })).toBe(config);
+    const embedded = resolveConfig(undefined, {}).config;
+    expect(asRecordedRenderer(embedded, undefined)).toBe(embedded);
     expect(() => resolveConfig(undefined, { learner: 'tinker', baseModel: 'x', temperature: 0.7 })).toThrow(
       /temperature 1/,
     );
