@@ -146,8 +146,8 @@ export const BREAKS: readonly Break[] = [
     claim:
       'docs/commands/eval.md: "`--policy tinker --model NAME_OR_PATH` evaluates a base model, a `tinker://.../sampler_weights/...` path, or a `seal train --learner tinker` checkpoint folder through Tinker sampling"',
     file: 'src/cli/eval-tinker.ts',
-    search: 'return { sampler: { modelPath: saved.sampler }, base: saved.baseModel };',
-    replace: 'return { sampler: { baseModel: saved.baseModel }, base: saved.baseModel };',
+    search: 'return { sampler: { modelPath: saved.sampler }, base: saved.baseModel, trained:',
+    replace: 'return { sampler: { baseModel: saved.baseModel }, base: saved.baseModel, trained:',
     tests: [TINKER_TRAIN],
     note: 'caught only where the test server samples by weights',
   },
@@ -510,6 +510,50 @@ export const BREAKS: readonly Break[] = [
     search: 'owner !== process.pid && alive(owner))',
     replace: 'owner !== process.pid)',
     tests: [RUN_FOLDER],
+  },
+  // ---- the model families (issue 44) ------------------------------------------------------------
+  {
+    name: 'family-unparsed-ignored',
+    kind: "a call the family's parser could not read is dropped, not the turn's parse error (formats/native.ts)",
+    claim:
+      'docs/renderer.md: "those give `unparsed` entries with their raw text and `ok: false`, never an exception. A rollout counts them as the turn\'s parse error"',
+    file: 'src/agent/formats/native.ts',
+    search: 'const unparsed = completion.unparsedToolCalls ?? [];',
+    replace: 'const unparsed: readonly { raw: string }[] = [];',
+    tests: ['test/agent/formats.test.ts'],
+  },
+  {
+    name: 'family-auto-hf',
+    kind: "--renderer auto ignores the cookbook's model table: every base model gets its HF template (render/open.ts)",
+    claim:
+      'docs/renderer.md: "`auto`, the default, takes the renderer the cookbook\'s model table recommends for `--base-model`"',
+    file: 'src/render/open.ts',
+    search:
+      'return recommended !== undefined && availableRenderers().includes(recommended) ? recommended : HF_TEMPLATE;',
+    replace: 'return HF_TEMPLATE;',
+    tests: ['test/train/tinker-families.test.ts', 'test/learner/tinker/learner.test.ts'],
+  },
+  {
+    name: 'family-llama-ok',
+    kind: 'a Llama 3 completion cut off before <|eot_id|> read as a clean end (families/llama3.ts parse)',
+    claim:
+      'docs/renderer.md: "`ok` says the completion ended cleanly (its stop sequence, nothing malformed)"',
+    file: 'src/render/families/llama3.ts',
+    search:
+      'if (!end) return { content: completion, reasoning: null, toolCalls: [], unparsed: [], ok: false };',
+    replace:
+      'if (!end) return { content: completion, reasoning: null, toolCalls: [], unparsed: [], ok: true };',
+    tests: ['test/render/families/llama3.test.ts'],
+  },
+  {
+    name: 'family-resume-renderer',
+    kind: 'a Tinker run recorded before renderers resumes in the family format auto now picks (train/train.ts)',
+    claim:
+      'docs/commands/train.md: "A Tinker run recorded before the `renderer` setting existed continues as it started: with the model\'s Hugging Face template and the tools as text."',
+    file: 'src/train/train.ts',
+    search: 'return { ...c, renderer: HF_TEMPLATE };',
+    replace: 'return c;',
+    tests: ['test/learner/tinker/learner.test.ts'],
   },
 ];
 

@@ -3,23 +3,47 @@
  * a Tinker sampling session. `--model` is a base model name, a `tinker://.../sampler_weights/...`
  * path, or a checkpoint directory of `seal train --learner tinker` (its `tinker.json` names both).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ToolCallFormat } from '../agent/format.js';
+import { TOOL_CALL_FORMATS, type ToolCallFormat } from '../agent/format.js';
 import type { EvalConfig as EvalFlags } from '../eval/config.js';
 import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
 import type { Policy } from '../policy/policy.js';
 import { TinkerPolicy } from '../policy/tinker.js';
-import { openRenderer, resolveRenderer } from '../render/open.js';
+import { openRenderer, RENDERER_CHOICES, type RendererChoice, resolveRenderer } from '../render/open.js';
 import { TinkerClient } from '../tinker/client.js';
 import { retryLine } from '../tinker/http.js';
 import { checkRendererChoice, nativeByDefault } from '../train/config.js';
 import { UsageError } from '../util/errors.js';
 
-/** what to sample from, and the base model whose tokenizer renders for it */
+/**
+ * How the run that saved a checkpoint folder rendered, from its run.json (the folder is
+ * RUN/checkpoints/round-N): its renderer and tool format, when recorded.
+ */
+function trainedRendering(checkpointDir: string): { renderer?: RendererChoice; format?: ToolCallFormat } {
+  const path = join(checkpointDir, '..', '..', 'run.json');
+  if (!existsSync(path)) return {};
+  try {
+    const learner = (
+      JSON.parse(readFileSync(path, 'utf8')) as { learner?: { renderer?: string; format?: string } }
+    ).learner;
+    const renderer = (RENDERER_CHOICES as readonly string[]).includes(learner?.renderer ?? '')
+      ? (learner!.renderer as RendererChoice)
+      : undefined;
+    const format = (TOOL_CALL_FORMATS as readonly string[]).includes(learner?.format ?? '')
+      ? (learner!.format as ToolCallFormat)
+      : undefined;
+    return { ...(renderer ? { renderer } : {}), ...(format ? { format } : {}) };
+  } catch {
+    return {};
+  }
+}
+
+/** what to sample from, the base model whose tokenizer renders for it, and how its run rendered */
 function sourceOf(flags: EvalFlags): {
   sampler: { baseModel: string } | { modelPath: string };
   base?: string;
+  trained?: { renderer?: RendererChoice; format?: ToolCallFormat };
 } {
   const model = flags.model;
   if (!model)
@@ -28,7 +52,7 @@ function sourceOf(flags: EvalFlags): {
     );
   if (existsSync(join(model, TINKER_CHECKPOINT_FILE))) {
     const saved = readTinkerCheckpoint(model);
-    return { sampler: { modelPath: saved.sampler }, base: saved.baseModel };
+    return { sampler: { modelPath: saved.sampler }, base: saved.baseModel, trained: trainedRendering(model) };
   }
   if (model.startsWith('tinker://')) {
     if (!model.includes('/sampler_weights/'))
@@ -51,9 +75,14 @@ export async function tinkerEvalPolicy(
   close: () => Promise<void>;
 }> {
   const source = sourceOf(flags);
+  // a checkpoint of a run is evaluated as the run rendered it, unless the flags say otherwise
+  const rendererChoice =
+    flags.renderer === 'auto' && source.trained?.renderer ? source.trained.renderer : flags.renderer;
   // as seal train chooses: the family's own tool form, or tools as text for hf_template and role_colon
   const format =
-    flags.format ?? (nativeByDefault(resolveRenderer(flags.renderer, source.base)) ? 'native' : 'hermes');
+    flags.format ??
+    source.trained?.format ??
+    (nativeByDefault(resolveRenderer(rendererChoice, source.base)) ? 'native' : 'hermes');
   if (format === 'compact')
     throw new UsageError(
       "compact is the embedded policy's format; use --format hermes or native with --policy tinker",
@@ -63,8 +92,8 @@ export async function tinkerEvalPolicy(
     throw new UsageError(
       'a tinker:// path does not name its base model: give --base-model NAME (its tokenizer is looked up) or --tokenizer DIR',
     );
-  checkRendererChoice({ ...flags, baseModel: source.base }, format);
-  const { renderer } = openRenderer(flags.renderer, { tokenizer: flags.tokenizer, baseModel: source.base });
+  checkRendererChoice({ ...flags, renderer: rendererChoice, baseModel: source.base }, format);
+  const { renderer } = openRenderer(rendererChoice, { tokenizer: flags.tokenizer, baseModel: source.base });
   const client = await TinkerClient.connect({
     ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
     retry: { maxRetries: flags.retries },

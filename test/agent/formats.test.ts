@@ -150,6 +150,17 @@ describe('native format', () => {
     );
   });
 
+  it("a call the family's parser could not read is the turn's parse error, its raw text kept", () => {
+    const raw = '<｜tool▁call▁begin｜>cd<｜tool▁sep｜>{"folder": <｜tool▁call▁end｜>';
+    const unparsed = [{ raw, error: 'invalid JSON arguments' }];
+    const decoded = native.decode({ text: '', unparsedToolCalls: unparsed, latencyMs: 0 });
+    expect(decoded.kind).toBe('parse_error');
+    expect(decoded.kind === 'parse_error' && decoded.error).toContain(raw);
+    // even beside calls that did parse: the turn is not run half-read
+    const both = { ...withCalls(tc('cd', '{"folder": "a"}')), unparsedToolCalls: unparsed };
+    expect(native.decode(both).kind).toBe('parse_error');
+  });
+
   it('no tool calls is a text answer, whatever the text says', () => {
     expect(native.decode(text('All done.'))).toEqual({ kind: 'text' });
     expect(native.decode(text('[ls()]'))).toEqual({ kind: 'text' });

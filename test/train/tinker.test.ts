@@ -186,6 +186,8 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     const summary = json(join(evalOut, 'summary.json'));
     expect(summary.average).toBeGreaterThan(0);
     expect(JSON.stringify(json(join(evalOut, 'run.json')))).toContain(saved.sampler);
+    // evaluated as the run rendered: its recorded renderer (qwen3) and tool format
+    expect(json(join(evalOut, 'run.json')).format).toBe('native');
     // every sample of the evaluation ran on the checkpoint's weights, not the base model's ...
     const evalSamples = server.samples.slice(samplesBefore);
     expect(evalSamples.length).toBeGreaterThan(0);
