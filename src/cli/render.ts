@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { ChatLineError, readChatLine } from '../render/chat-line.js';
 import { type ChatFamily, type ParsedCompletion, RenderRefused, textOf } from '../render/families/family.js';
 import { chatFamily } from '../render/families/index.js';
-import { familyMessages } from '../render/family-renderer.js';
+import { FamilyRenderer, familyMessages } from '../render/family-renderer.js';
 import { cachedSnapshot } from '../render/locate.js';
 import { familyOnly, HF_TEMPLATE, openRenderer, rendererSetting, resolveRenderer } from '../render/open.js';
 import type { ChatInput, Renderer } from '../render/renderer.js';
@@ -202,7 +202,8 @@ function runParse(config: RenderConfig, input: string, out: string, print: (s: s
   const resolved = familyOnly(resolveRenderer(config.renderer, config.baseModel), '--parse');
   const lines = inputLines(input);
   const opened = tokenizedRenderer(config);
-  const family = chatFamily(resolved);
+  // the opened renderer's family knows the tokenizer's eos (role_colon reads it as an end)
+  const family = opened?.renderer instanceof FamilyRenderer ? opened.renderer.family : chatFamily(resolved);
   const written: string[] = [];
   let calls = 0;
   let clean = 0;

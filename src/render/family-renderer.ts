@@ -17,7 +17,7 @@ import type {
 } from './families/family.js';
 import { textOf } from './families/family.js';
 import { dumps, fromJs } from './families/python.js';
-import { readTokenizerFiles } from './hf-renderer.js';
+import { type HfTokenizerFiles, readTokenizerFiles } from './hf-renderer.js';
 import {
   type ChatInput,
   completionTextOf,
@@ -46,7 +46,11 @@ interface AddedTokenJson {
  * `split_special_tokens=True` does.
  */
 export function pieceEncoderFromFolder(dir: string): PieceEncoder {
-  const files = readTokenizerFiles(dir);
+  return pieceEncoderOf(readTokenizerFiles(dir));
+}
+
+/** the same, from a folder's files already read */
+export function pieceEncoderOf(files: HfTokenizerFiles): PieceEncoder {
   const full = new Tokenizer(files.tokenizer, files.config);
   const json = files.tokenizer as { added_tokens?: readonly AddedTokenJson[] };
   const plainJson = { ...json, added_tokens: (json.added_tokens ?? []).filter((t) => t.special !== true) };

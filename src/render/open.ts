@@ -15,8 +15,8 @@ import {
   RENDERER_NAMES,
   type RendererName,
 } from './families/index.js';
-import { FamilyRenderer, pieceEncoderFromFolder } from './family-renderer.js';
-import { HfRenderer, readTokenizerFiles, tokenText } from './hf-renderer.js';
+import { FamilyRenderer, pieceEncoderOf } from './family-renderer.js';
+import { HfRenderer, type HfTokenizerFiles, readTokenizerFiles, tokenText } from './hf-renderer.js';
 import { locateTokenizer, type TokenizerSource } from './locate.js';
 import type { Renderer } from './renderer.js';
 
@@ -44,8 +44,7 @@ export function resolveRenderer(choice: RendererChoice, baseModel: string | unde
 }
 
 /** bos/eos of a model folder's tokenizer_config.json, for the families that write or read them */
-function familyOptionsOf(dir: string, today?: string): FamilyOptions {
-  const { config } = readTokenizerFiles(dir);
+function familyOptionsOf({ config }: HfTokenizerFiles, today?: string): FamilyOptions {
   const bosToken = tokenText(config.bos_token);
   const eosToken = tokenText(config.eos_token);
   return {
@@ -61,6 +60,8 @@ export interface OpenedRenderer {
   readonly resolved: ResolvedRenderer;
   /** the tokenizer folder read */
   readonly dir: string;
+  /** its files, read once */
+  readonly files: HfTokenizerFiles;
 }
 
 /** the renderer of `choice` on the tokenizer files `source` locates (a UserError saying what to do) */
@@ -71,12 +72,14 @@ export function openRenderer(
 ): OpenedRenderer {
   const resolved = resolveRenderer(choice, source.baseModel);
   const dir = locateTokenizer(source);
-  if (resolved === HF_TEMPLATE) return { renderer: HfRenderer.load(dir), resolved, dir };
-  const family = chatFamily(resolved, familyOptionsOf(dir, options.today));
+  const files = readTokenizerFiles(dir);
+  if (resolved === HF_TEMPLATE) return { renderer: new HfRenderer(files, dir), resolved, dir, files };
+  const family = chatFamily(resolved, familyOptionsOf(files, options.today));
   return {
-    renderer: new FamilyRenderer(family, pieceEncoderFromFolder(dir), `${resolved} on ${dir}`),
+    renderer: new FamilyRenderer(family, pieceEncoderOf(files), `${resolved} on ${dir}`),
     resolved,
     dir,
+    files,
   };
 }
 

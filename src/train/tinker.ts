@@ -11,7 +11,7 @@ import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { TinkerLearner } from '../learner/tinker/learner.js';
 import type { CompletionRequest, Policy } from '../policy/policy.js';
 import { promptIdsOf } from '../policy/tinker.js';
-import { HfRenderer, readTokenizerFiles } from '../render/hf-renderer.js';
+import { HfRenderer } from '../render/hf-renderer.js';
 import { type OpenedRenderer, openRenderer } from '../render/open.js';
 import type { Renderer } from '../render/renderer.js';
 import { trainingContext } from '../seal/interface.js';
@@ -31,12 +31,11 @@ export function tinkerRenderer(c: TrainConfig): OpenedRenderer {
 
 /** what the renderer renders with: the tokenizer, and the template or the family's name */
 function rendererSha(r: OpenedRenderer): string {
-  const files = readTokenizerFiles(r.dir);
   return createHash('sha256')
-    .update(JSON.stringify(files.tokenizer))
+    .update(JSON.stringify(r.files.tokenizer))
     .update(
       r.renderer instanceof HfRenderer
-        ? (files.chatTemplate ?? String(files.config.chat_template ?? ''))
+        ? (r.files.chatTemplate ?? String(r.files.config.chat_template ?? ''))
         : `family ${r.resolved}`,
     )
     .digest('hex');
