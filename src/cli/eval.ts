@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { ToolCallFormat } from '../agent/format.js';
 import type { BfclData } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
+import { abstentionText } from '../eval/abstention.js';
 import { EVAL_SETTINGS, type EvalConfig } from '../eval/config.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
 import { BASE_CHECKPOINT_DIR, CheckpointError, loadCheckpoint } from '../nn/checkpoint.js';
@@ -152,6 +153,10 @@ export async function runEvalCommand(
       progress: progressBar('eval'),
     });
     print(outcome.table);
+    const held = Object.entries(outcome.abstention).map(
+      ([category, count]) => `${category} ${abstentionText(count)}`,
+    );
+    if (held.length > 0) print(`\nturns with nothing to call answered without a call: ${held.join(', ')}`);
     print(`\n${outcome.ran} task(s) run, ${outcome.resumed} kept from before; results in ${flags.out}`);
   } finally {
     if ('close' in chosen) await chosen.close();

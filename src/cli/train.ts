@@ -1,6 +1,7 @@
 /** `seal train`: the SEAL loop (src/train). Every config key is also a flag, derived from the schema. */
 import type { Command } from 'commander';
 import { loadSuite } from '../envs/suites.js';
+import { abstentionText } from '../eval/abstention.js';
 import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../train/config.js';
 import type { RoundProgress } from '../train/loop.js';
@@ -27,7 +28,10 @@ function roundLine(r: RoundRecord, rounds: number, startedAt: number, roundsDone
   const secs = (Date.now() - startedAt) / 1000;
   const eta = roundsDone > 0 ? ((secs / roundsDone) * (rounds - r.round)) / 60 : 0;
   const rps = ro.count / (r.timings.totalMs / 1000);
-  const val = r.validation ? ` | validation ${r.validation.summary.average.toFixed(2)}` : '';
+  const asked = r.validation?.abstention?.miss_param;
+  const val = r.validation
+    ? ` | validation ${r.validation.summary.average.toFixed(2)}${asked ? ` (asked for a missing value ${abstentionText(asked)})` : ''}`
+    : '';
   return `round ${r.round}/${rounds} | ${rps.toFixed(1)} rollouts/s | reward ${ro.meanReward.toFixed(3)} | groups with signal ${ro.groupsWithVariance} | parse errors ${ro.parseErrors}/${ro.steps} | KL ${r.learner.kl.toFixed(4)} | ${labels}${val}${usageText(r)} | ETA ${eta.toFixed(1)} min`;
 }
 

@@ -34,6 +34,7 @@ import type { Trajectory } from '../seal/trajectory.js';
 import { rolloutWeight } from '../seal/weighting.js';
 import { UserError } from '../util/errors.js';
 import { fileAccessError, readJsonLines, writeAtomic } from '../util/files.js';
+import { type AbstentionCount, abstentionByCategory } from './abstention.js';
 import { type Summary, summarise, summaryTable } from './summary.js';
 
 export interface EvalRunConfig {
@@ -177,6 +178,8 @@ export interface EvalOptions {
 
 export interface EvalOutcome {
   readonly summary: Summary;
+  /** per category, the empty-ground-truth turns answered without a call (abstention.ts) */
+  readonly abstention: Partial<Record<Category, AbstentionCount>>;
   readonly table: string;
   readonly ran: number;
   readonly resumed: number;
@@ -272,5 +275,11 @@ async function runLocked(
     join(outDir, 'summary.md'),
     `# ${config.model} on ${config.suite === 'mini' ? 'the mini suite' : 'BFCL multi-turn'} (${config.split}, ${config.format})\n\n${table}\n`,
   );
-  return { summary, table, ran: todo.length, resumed: tasks.length - todo.length };
+  return {
+    summary,
+    abstention: abstentionByCategory(rows),
+    table,
+    ran: todo.length,
+    resumed: tasks.length - todo.length,
+  };
 }

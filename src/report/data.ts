@@ -227,6 +227,50 @@ function accuracyCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): 
   }));
 }
 
+/**
+ * The internalisation curve of a habit of not holding back: at each strict validation, the share of
+ * turns with nothing to call (miss_param: a value is missing) answered without a call, one line a
+ * run and category. Only rounds whose record counted them (runs before it did not) are drawn, and
+ * no panel at all when none did.
+ */
+function abstentionCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): ChartSpec[] {
+  const counted = runs.map(
+    (run) =>
+      new Map(
+        run.rounds.flatMap((rd) => (rd.validation?.abstention ? [[rd.round, rd.validation.abstention]] : [])),
+      ),
+  );
+  const x = union(counted.map((m) => [...m.keys()]));
+  // runs recorded before the count have nothing to show: no panel rather than an empty one
+  if (x.length === 0) return [];
+  const categories = CATEGORIES.filter((c) => counted.some((m) => [...m.values()].some((a) => a[c])));
+  const chart: ChartSpec = {
+    id: 'accuracy-abstention',
+    title:
+      'Turns with nothing to call answered without a call, at strict validation (miss_param: asked for the missing value)',
+    kind: 'line',
+    yLabel: 'share',
+    share: true,
+    yRange: [0, 1],
+    x,
+    nodata: 'no validation counted them',
+    series: runs
+      .flatMap((_, i) =>
+        categories.map((c, k) => ({
+          label: `${pages[i]!.name} ${CATEGORY_TITLES[c]}`,
+          color: pages[i]!.color,
+          ...(k > 0 ? { dash: true } : {}),
+          values: x.map((round) => {
+            const a = counted[i]!.get(round)?.[c];
+            return a && a.turns > 0 ? a.abstained / a.turns : null;
+          }),
+        })),
+      )
+      .filter((series) => hasData(series.values)),
+  };
+  return [chart];
+}
+
 function trainingCharts(runs: readonly LoadedRun[], pages: readonly RunPage[]): ChartSpec[] {
   const x = union(runs.map((r) => r.rounds.map((rd) => rd.round)));
   type Pick = (rd: LoadedRun['rounds'][number]) => number | undefined;
@@ -750,7 +794,7 @@ export function buildPage(
       : `seal report: ${pages[0]?.name ?? ''}`,
     generated: now.toISOString(),
     runs: pages,
-    accuracy: accuracyCharts(runs, pages),
+    accuracy: [...accuracyCharts(runs, pages), ...abstentionCharts(runs, pages)],
     accuracyNote:
       'Strict protocol (no training interface). Round 0 is eval-start and the last point eval-final (the full test split); ' +
       'the points between are validation on a fixed subset of the development split (runs recorded before it existed: of the test split), so they are noisier and not on the same tasks.',

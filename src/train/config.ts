@@ -11,7 +11,7 @@
 
 import { z } from 'zod';
 import type { ToolCallFormat } from '../agent/format.js';
-import { SUITES } from '../envs/bfcl/data/tasks.js';
+import { CATEGORIES, SUITES } from '../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../nn/backends.js';
 import {
   HF_TEMPLATE,
@@ -86,6 +86,18 @@ export const TRAIN_SCHEMA = z
     anchorDemos: int(1, 256)
       .default(8)
       .describe("demonstrations in each round's step of the supervised anchor"),
+    anchorCategories: z
+      .array(z.enum(CATEGORIES))
+      .min(1)
+      .default([...CATEGORIES])
+      .describe(
+        "the categories the anchor's demonstrations come from (e.g. all but the one a run means reward to change, so that the anchor holds the others without teaching that one directly)",
+      ),
+    trainPool: z.string().min(1).optional().meta({
+      description:
+        'a file of training-split task ids, one a line (# starts a comment), to train on instead of the whole training split',
+      placeholder: 'file',
+    }),
     clipEps: num(0, 1).default(0.2).describe('PPO ratio clip'),
     klCoef: num(0, 10).default(0.001).describe('k3 KL-to-reference coefficient'),
     maxGradNorm: num(0, 1e6).default(1).describe('global gradient-norm clip'),

@@ -65,6 +65,7 @@ import type { RunFolder, SamplerWeights, TrainState } from './run-folder.js';
 import { RolloutSampler } from './sampler.js';
 import { aggregateRollouts, dataTokens, packSteps, type SampledStep } from './sequences.js';
 import {
+  poolTasks,
   roundTasks,
   type TaskRates,
   trainingTasks,
@@ -133,6 +134,8 @@ export interface LoopContext {
   readonly hooks: LoopHooks;
   /** the code the rounds run on, for their records */
   readonly code?: RoundRecord['code'];
+  /** the task ids `trainPool` names (its file read by the caller); absent: the whole training split */
+  readonly pool?: readonly string[];
 }
 
 /** what a method without the interface shows: every component off (the record keeps one shape) */
@@ -162,7 +165,7 @@ export async function validate(
     ctx.run.path(dir),
     { concurrency: 8 },
   );
-  return { round, summary: outcome.summary, dir };
+  return { round, summary: outcome.summary, abstention: outcome.abstention, dir };
 }
 
 /** What stays fixed across a run's rounds. */
@@ -199,10 +202,11 @@ interface Sampled {
 export async function runRounds(ctx: LoopContext, start: TrainState): Promise<TrainState> {
   const { config: c, data, run } = ctx;
   const valTasks = validationTasks(data, c.seed, c.validationTasks);
+  const train = trainingTasks(data, valTasks);
   const plan: RunPlan = {
     switches: methodSwitches(c.method),
     valTasks,
-    trainTasks: trainingTasks(data, valTasks),
+    trainTasks: ctx.pool ? poolTasks(train, ctx.pool, `trainPool ${c.trainPool}`) : train,
     format: formatAdapter(toolFormat(c)),
     recorder: new CallRecorder(data),
     classOf: (name: string) => data.docs.get(name)?.className,
@@ -462,7 +466,8 @@ async function learnRound(
   const loss = { clipEps: c.clipEps, klCoef: c.klCoef, temperature: c.temperature };
   // the anchor steps every round, with or without a policy-gradient signal: the supervised
   // budget is then the same for every method and seed, not a function of how many groups varied
-  const anchor = c.anchorCoef > 0 ? await anchorData(learner, c.seed, round, c.anchorDemos) : [];
+  const anchor =
+    c.anchorCoef > 0 ? await anchorData(learner, c.seed, round, c.anchorDemos, c.anchorCategories) : [];
   // the first pass's loss statistics are the batch's as sampled; later passes see moved weights
   let fb: ForwardBackwardResult = { loss: 0, pgLoss: 0, kl: 0, clipFrac: 0, meanRatio: 1, tokens: 0 };
   let anchorStats: LearnerStats['anchor'];

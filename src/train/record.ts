@@ -20,6 +20,7 @@
  * (rolloutRecords, roundRecord); the loop (loop.ts) only measures, writes and commits them.
  */
 import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
+import type { AbstentionCount } from '../eval/abstention.js';
 import type { Summary } from '../eval/summary.js';
 import type { BilledUsage } from '../learner/learner.js';
 import type { InterfaceState } from '../seal/interface/state.js';
@@ -192,6 +193,12 @@ export interface ValidationRecord {
   /** the round after which the policy was validated (0: before training) */
   readonly round: number;
   readonly summary: Summary;
+  /**
+   * per category, the empty-ground-truth turns answered without a call (on miss_param: asking for
+   * the missing value), the internalisation curve of a habit the interface speaks to; absent in
+   * runs recorded before it
+   */
+  readonly abstention?: Partial<Record<Category, AbstentionCount>>;
   /** the eval run folder, relative to the run folder */
   readonly dir: string;
 }

@@ -6,6 +6,7 @@ import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { mixSeed } from '../envs/mini/index.js';
 import { Rng } from '../util/rng.js';
+import { SettingsError } from '../util/settings.js';
 
 /**
  * The `perRound` tasks of round `round` (1-based): epochs over the training split, each in its own
@@ -101,4 +102,29 @@ export function trainingTasks(data: BfclData, validation: readonly BfclTask[]): 
 /** What the validation subset is, for the record: `40 dev tasks` or `40 held-out training tasks`. */
 export function validationSource(data: BfclData, n: number): string {
   return `${n} ${data.split.dev ? 'dev' : 'held-out training'} tasks`;
+}
+
+/**
+ * The training tasks a pool names (`trainPool`), in the pool's order; every id must be one of
+ * `train` (a test or development task in a pool would leak it into training, a typo would
+ * silently shrink it).
+ */
+export function poolTasks(train: readonly BfclTask[], ids: readonly string[], source: string): BfclTask[] {
+  if (ids.length === 0)
+    throw new SettingsError(`${source} names no task; give at least one training task id`);
+  const byId = new Map(train.map((t) => [t.id, t]));
+  const missing = ids.filter((id) => !byId.has(id));
+  if (missing.length > 0)
+    throw new SettingsError(
+      `${source}: ${missing.length} id(s) are not tasks of the training split (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''}); a pool may name training tasks only`,
+    );
+  return [...new Set(ids)].map((id) => byId.get(id)!);
+}
+
+/** the ids of a pool file's text: one a line, blank lines and `#` comments skipped */
+export function poolIds(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.replace(/#.*$/, '').trim())
+    .filter((line) => line !== '');
 }

@@ -9,13 +9,15 @@ import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { abstentionByCategory } from '../eval/abstention.js';
+import { readFinished } from '../eval/run.js';
 import { EmbeddedLearner } from '../learner/embedded/learner.js';
 import type { Learner } from '../learner/learner.js';
 import { resolveKernels } from '../nn/backends.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../nn/checkpoint.js';
 import type { Kernels } from '../nn/ops.js';
 import { HF_TEMPLATE } from '../render/open.js';
-import { writeJsonAtomic } from '../util/files.js';
+import { fileAccessError, writeJsonAtomic } from '../util/files.js';
 import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
@@ -29,6 +31,7 @@ import {
 } from './record.js';
 import { checkManifest, checkRunFolder } from './run-check.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
+import { poolIds, poolTasks, trainingTasks, validationTasks } from './tasks.js';
 import { openTinker } from './tinker.js';
 
 export interface TrainOutcome {
@@ -79,7 +82,8 @@ async function evaluateFull(
     cpSync(cacheDir, target, { recursive: true });
     writeJsonAtomic(join(target, 'cache.json'), { reused: true, key: cacheKey });
     const summary = JSON.parse(readFileSync(join(target, 'summary.json'), 'utf8'));
-    return { record: { round, summary, dir }, reused: true };
+    const abstention = abstentionByCategory(readFinished(target).values());
+    return { record: { round, summary, abstention, dir }, reused: true };
   }
   const policy = await learner.samplingPolicy();
   const v = await validate(
@@ -97,6 +101,21 @@ async function evaluateFull(
   return { record: v, reused: false };
 }
 
+/** the ids `trainPool` names, checked against the training split the loop will draw from */
+function readPool(c: TrainConfig, data: BfclData): readonly string[] {
+  const file = c.trainPool!;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw fileAccessError(e, 'read', file);
+  }
+  const ids = poolIds(text);
+  const valTasks = validationTasks(data, c.seed, c.validationTasks);
+  poolTasks(trainingTasks(data, valTasks), ids, `trainPool ${file}`);
+  return ids;
+}
+
 async function runToEnd(
   run: RunFolder,
   c: TrainConfig,
@@ -105,6 +124,8 @@ async function runToEnd(
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
   const manifest = run.manifest();
+  // read (and its ids checked) before the start evaluation's minutes are spent
+  const pool = c.trainPool === undefined ? undefined : readPool(c, data);
   let start: ValidationRecord | undefined;
   let evalStartMs: number | null | undefined;
   if (c.evalStart && learner.version === 0) {
@@ -129,7 +150,7 @@ async function runToEnd(
   const state = run.state() ?? initialTrainState(c);
   run.rounds(state);
   const code = roundCode(codeVersion(manifest.code.trainingKernels ?? 'wasm'));
-  await runRounds({ config: c, data, learner, run, hooks, code }, state);
+  await runRounds({ config: c, data, learner, run, hooks, code, ...(pool ? { pool } : {}) }, state);
   let final: ValidationRecord | undefined;
   let evalFinalMs: number | undefined;
   if (c.evalFinal) {
@@ -211,6 +232,8 @@ export async function startTraining(
   data: BfclData,
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
+  // a pool that does not read is said before the run folder is made
+  if (c.trainPool !== undefined) readPool(c, data);
   const run = new RunFolder(outDir);
   const release = run.claimNew();
   try {

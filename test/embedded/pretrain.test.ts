@@ -197,6 +197,26 @@ describe('the guess-missing-value habit', () => {
   });
 });
 
+describe('demonstration tasks of chosen categories', () => {
+  it('spreads the tasks over the chosen categories, each the same tasks it is with all four', () => {
+    const all = demonstrationTasks(SEED, 8);
+    const some = demonstrationTasks(SEED, 6, ['base', 'long_context']);
+    expect(some.map((t) => t.category)).toEqual([
+      'base',
+      'base',
+      'base',
+      'long_context',
+      'long_context',
+      'long_context',
+    ]);
+    const ids = (ts: typeof all) => ts.map((t) => JSON.stringify(t.groundTruth));
+    // a category's first tasks are the same draw whichever others are chosen
+    expect(ids(some.slice(0, 2))).toEqual(ids(all.filter((t) => t.category === 'base')));
+    expect(ids(some.slice(3, 5))).toEqual(ids(all.filter((t) => t.category === 'long_context')));
+    expect(() => demonstrationTasks(SEED, 4, [])).toThrow(/no category/);
+  });
+});
+
 describe('pretrain', () => {
   const tiny = { vocabSize: 512, contextLength: 192, nLayer: 1, nHead: 2, dModel: 16, tiedEmbeddings: true };
 

@@ -323,9 +323,9 @@ describe('the report in headless Chromium', () => {
     await inReport(
       out,
       async ({ page, charts, panels }) => {
-        // 5 accuracy panels (average + 4 categories), 11 training charts (tokens and sampler
+        // 5 accuracy panels (average + 4 categories) and the abstention curve, 11 training charts (tokens and sampler
         // against trainer among them), per run: labels, w_j, timings
-        expect(charts).toHaveLength(5 + 11 + 3 * 3);
+        expect(charts).toHaveLength(5 + 1 + 11 + 3 * 3);
         expect(panels.filter((p) => p.note !== null)).toEqual([]);
         // the embedded learner's ratio differs from 1 by 1e-8: drawn, not a page error
         expect(charts.find((c) => c.id === 'chart-training-agreement')).toBeDefined();

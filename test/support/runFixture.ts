@@ -11,7 +11,8 @@ import { EpisodeRecorder } from '../../src/agent/recorder.js';
 import { CallRecorder } from '../../src/agent/trajectory.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
-import type { EvalResultRow } from '../../src/eval/run.js';
+import { abstentionByCategory } from '../../src/eval/abstention.js';
+import { type EvalResultRow, readFinished } from '../../src/eval/run.js';
 import { type Summary, summarise } from '../../src/eval/summary.js';
 import { grpoAdvantages } from '../../src/rl/advantages.js';
 import { diagnose, labelsOf } from '../../src/seal/diagnosis.js';
@@ -301,16 +302,14 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
       .slice(1)
       .map((hi, b) => weights.filter((w) => w >= edges[b]! && (b === edges.length - 2 ? w <= hi : w < hi)));
     const validated = round % validateEvery === 0;
+    const validationDir = join(dir, RUN_FILES.validationDir, roundName(round));
     const validation = validated
       ? {
           round,
           dir: `${RUN_FILES.validationDir}/${roundName(round)}`,
-          summary: writeEval(
-            join(dir, RUN_FILES.validationDir, roundName(round)),
-            validationTasks,
-            skillAt(round, rounds),
-            rng(seed + round),
-          ),
+          summary: writeEval(validationDir, validationTasks, skillAt(round, rounds), rng(seed + round)),
+          // a run recorded before the count did not have it
+          ...(old ? {} : { abstention: abstentionByCategory(readFinished(validationDir).values()) }),
         }
       : undefined;
     const record: RoundRecord = {

@@ -50,9 +50,12 @@ export interface DemoMessage {
  * guideline against calling when a value was never given (`spurious_tool_call`'s); then it asks,
  * as every demonstration without a habit does. The result is a policy that fails one category
  * systematically and that the SEAL interface's cue can steer, as instruction-following LLMs are
- * steered by such notes.
+ * steered by such notes. `guess-missing-value-paired`: the same, with every miss_param
+ * demonstration shown through the interface twice, once with the cue (asking) and once through the
+ * same interface without it (guessing): the cue is then the only thing that tells the two apart,
+ * which a small model otherwise picks up only in part (it kept asking unprompted now and then).
  */
-export const HABITS = ['guess-missing-value'] as const;
+export const HABITS = ['guess-missing-value', 'guess-missing-value-paired'] as const;
 export type Habit = (typeof HABITS)[number];
 
 /** the guideline whose presence makes a demonstration with the `guess-missing-value` habit ask */
@@ -73,8 +76,10 @@ export interface Demonstration {
 
 export interface DemonstrationOptions {
   readonly seed: number;
-  /** number of tasks (spread evenly over the four categories, base first) */
+  /** number of tasks (spread evenly over the categories, in `CATEGORIES` order) */
   readonly tasks: number;
+  /** the categories the tasks come from (default: all four) */
+  readonly categories?: readonly Category[];
   /** share rendered with interface cues; default 0.35 */
   readonly cueShare?: number;
   /** share with an error recovery; default 0.3 */
@@ -104,14 +109,23 @@ export const ASK_PHRASES: readonly string[] = [
   'Please tell me the missing value first; I will not guess it.',
 ];
 
-/** The training tasks the demonstrations are built on: `generateForTraining` per category. */
-export function demonstrationTasks(seed: number, n: number): BfclTask[] {
+/**
+ * The training tasks the demonstrations are built on: `generateForTraining` per category, `n`
+ * spread evenly over `categories` (each category draws from its own stream whichever others are
+ * chosen, so a subset gives the same tasks of a category as all four do).
+ */
+export function demonstrationTasks(
+  seed: number,
+  n: number,
+  categories: readonly Category[] = CATEGORIES,
+): BfclTask[] {
+  const chosen = CATEGORIES.filter((c) => categories.includes(c));
+  if (chosen.length === 0) throw new RangeError('demonstrationTasks: no category chosen');
   const out: BfclTask[] = [];
-  const per = CATEGORIES.map(
-    (_, i) => Math.floor(n / CATEGORIES.length) + (i < n % CATEGORIES.length ? 1 : 0),
-  );
-  CATEGORIES.forEach((category, i) => {
-    if (per[i]! > 0) out.push(...generateForTraining(mixSeed(seed, 0x5eed, i), category, per[i]!));
+  chosen.forEach((category, k) => {
+    const count = Math.floor(n / chosen.length) + (k < n % chosen.length ? 1 : 0);
+    const stream = CATEGORIES.indexOf(category);
+    if (count > 0) out.push(...generateForTraining(mixSeed(seed, 0x5eed, stream), category, count));
   });
   return out;
 }
@@ -189,6 +203,12 @@ export function demoInterfaceState(rng: Rng, cueShare?: number): InterfaceState 
 
 interface RenderOptions {
   readonly cues: boolean;
+  /**
+   * with `cues`, a miss_param demonstration of a habit: true puts the habit's cue among the
+   * guidelines, false makes the same draw and takes the cue out (a pair's two halves); undefined
+   * draws it with the habit's usual share
+   */
+  readonly cue?: boolean;
   readonly recovery: boolean;
   readonly habit?: Habit;
   readonly rng: Rng;
@@ -204,11 +224,14 @@ export async function renderDemonstration(
 ): Promise<Demonstration> {
   const format = o.format ?? formatAdapter(EMBEDDED_TOOL_FORMAT);
   const rng = o.rng;
-  const guessing = o.habit === 'guess-missing-value' && task.category === 'miss_param';
+  const guessing = o.habit !== undefined && task.category === 'miss_param';
   const ti = o.cues
     ? {
         ctx: o.ctx ?? trainingContext('pretrain'),
-        state: demoInterfaceState(rng, guessing ? HABIT_CUE_SHARE : undefined),
+        state: cueSet(
+          demoInterfaceState(rng, guessing ? (o.cue === undefined ? HABIT_CUE_SHARE : 1) : undefined),
+          guessing ? o.cue : undefined,
+        ),
       }
     : undefined;
   const cued = ti?.state.guidelines.some((g) => g.label === HABIT_CUE_LABEL) ?? false;
@@ -267,6 +290,13 @@ export async function renderDemonstration(
     habit: guessed,
     messages: messages.map(messageText),
   };
+}
+
+/** the state with the habit's cue taken out when `cue` is false (else as drawn) */
+function cueSet(state: InterfaceState, cue: boolean | undefined): InterfaceState {
+  if (cue !== false) return state;
+  const s = { ...state, guidelines: state.guidelines.filter((g) => g.label !== HABIT_CUE_LABEL) };
+  return { ...s, summary: summarise(s) };
 }
 
 /** how often a cued miss_param demonstration of the `guess-missing-value` habit shows the cue */
@@ -387,7 +417,7 @@ class ScriptedTeacher implements Policy {
 
 /** Demonstrations for `n` fresh training tasks, deterministic from the seed. */
 export async function buildDemonstrations(o: DemonstrationOptions): Promise<Demonstration[]> {
-  const tasks = demonstrationTasks(o.seed, o.tasks);
+  const tasks = demonstrationTasks(o.seed, o.tasks, o.categories);
   const data = miniData(tasks, { train: tasks.map((t) => t.id), test: [] });
   const ctx = trainingContext('pretrain');
   const cueShare = o.cueShare ?? 0.35;
@@ -397,15 +427,17 @@ export async function buildDemonstrations(o: DemonstrationOptions): Promise<Demo
     const rng = new Rng(mixSeed(o.seed, 0xde30, i), 'mulberry32');
     const cues = rng.chance(cueShare);
     const recovery = rng.chance(recoveryShare);
-    out.push(
-      await renderDemonstration(task, data, {
-        cues,
-        recovery,
-        rng,
-        ctx,
-        ...(o.habit ? { habit: o.habit } : {}),
-      }),
-    );
+    const habit = o.habit ? { habit: o.habit } : {};
+    if (o.habit === 'guess-missing-value-paired' && cues && task.category === 'miss_param') {
+      // both halves from the same stream: the same interface draw, the cue the one difference
+      const state = rng.int(0, 2 ** 31 - 1);
+      for (const cue of [true, false]) {
+        const twin = new Rng(state, 'mulberry32');
+        out.push(await renderDemonstration(task, data, { cues, cue, recovery, rng: twin, ctx, ...habit }));
+      }
+      continue;
+    }
+    out.push(await renderDemonstration(task, data, { cues, recovery, rng, ctx, ...habit }));
   }
   return out;
 }

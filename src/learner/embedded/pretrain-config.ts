@@ -78,7 +78,7 @@ export const PRETRAIN_SCHEMA = z
       .enum(HABITS)
       .optional()
       .describe(
-        'teach a failure on purpose (guess-missing-value: on a turn that lacks a value, call with a guessed one instead of asking, unless the interface shows the guideline against it), for experiments that need a base the interface can steer',
+        'teach a failure on purpose (guess-missing-value: on a turn that lacks a value, call with a guessed one instead of asking, unless the interface shows the guideline against it; guess-missing-value-paired: the same, each miss_param demonstration through the interface shown twice, with that guideline (asking) and without it (guessing)), for experiments that need a base the interface can steer',
       ),
     init: z.string().min(1).optional().meta({
       description:
