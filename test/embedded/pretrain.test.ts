@@ -197,6 +197,51 @@ describe('the guess-missing-value habit', () => {
   });
 });
 
+describe('the paired guess-missing-value habit', () => {
+  const cue = GUIDELINE_TEXT.spurious_tool_call!;
+  const asks = (d: Demonstration) =>
+    d.messages.some((m) => m.role === 'assistant' && ASK_PHRASES.includes(m.content));
+
+  it('shows each miss_param task seen through the interface twice, the cue the one difference', async () => {
+    const n = 48;
+    const paired = await buildDemonstrations({
+      seed: SEED,
+      tasks: n,
+      cueShare: 0.5,
+      habit: 'guess-missing-value-paired',
+    });
+    const single = await buildDemonstrations({
+      seed: SEED,
+      tasks: n,
+      cueShare: 0.5,
+      habit: 'guess-missing-value',
+    });
+    // the other categories are as the unpaired habit gives them
+    const others = (ds: Demonstration[]) => ds.filter((d) => d.category !== 'miss_param');
+    expect(JSON.stringify(others(paired))).toBe(JSON.stringify(others(single)));
+    let pairs = 0;
+    for (const [i, d] of paired.entries()) {
+      if (d.category !== 'miss_param' || !d.cues || paired[i - 1]?.taskId === d.taskId) continue;
+      const twin = paired[i + 1]!;
+      expect(twin.taskId).toBe(d.taskId);
+      const [withCue, without] = [d.messages[0]!.content, twin.messages[0]!.content];
+      expect(withCue).toContain(cue);
+      expect(without).not.toContain(cue);
+      // the system prompts differ by the cue's line alone
+      const lines = (t: string) => t.split('\n');
+      expect(lines(withCue).filter((l) => !lines(without).includes(l))).toHaveLength(1);
+      expect(asks(d)).toBe(true);
+      expect(twin.habit).toBe(!asks(twin));
+      pairs++;
+    }
+    expect(pairs).toBeGreaterThan(3);
+    // a miss_param task not seen through the interface comes once, and guesses where it can
+    const plain = paired.filter((d) => d.category === 'miss_param' && !d.cues);
+    expect(plain.length).toBeGreaterThan(0);
+    for (const d of plain) expect(asks(d)).toBe(!d.habit);
+  });
+});
+
 describe('demonstration tasks of chosen categories', () => {
   it('spreads the tasks over the chosen categories, each the same tasks it is with all four', () => {
     const all = demonstrationTasks(SEED, 8);

@@ -12,6 +12,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { CATEGORIES } from '../../envs/bfcl/data/tasks.js';
 import { KERNELS_CHOICES, KERNELS_HELP } from '../../nn/backends.js';
 import type { GptConfig } from '../../nn/model.js';
 import { flagOf, type Layer, Settings, SettingsError } from '../../util/settings.js';
@@ -79,6 +80,13 @@ export const PRETRAIN_SCHEMA = z
       .optional()
       .describe(
         'teach a failure on purpose (guess-missing-value: on a turn that lacks a value, call with a guessed one instead of asking, unless the interface shows the guideline against it; guess-missing-value-paired: the same, each miss_param demonstration through the interface shown twice, with that guideline (asking) and without it (guessing)), for experiments that need a base the interface can steer',
+      ),
+    categories: z
+      .array(z.enum(CATEGORIES))
+      .min(1)
+      .optional()
+      .describe(
+        "draw the demonstrations' tasks from these categories only (default: all four, evenly), e.g. a stage that works on one habit",
       ),
     init: z.string().min(1).optional().meta({
       description:
@@ -306,7 +314,9 @@ export function pretrainCommand(config: PretrainConfig, outDir: string): string 
     const written = WRITTEN.get(PRETRAIN_SCHEMA.shape[key])?.written;
     if (written === 'never' || (written === 'changed' && value === defaults[key])) continue;
     if (typeof written === 'function' && !written(values)) continue;
-    parts.push(PRETRAIN_SETTINGS.kind(key) === 'switch' ? flagOf(key) : `${flagOf(key)} ${String(value)}`);
+    const kind = PRETRAIN_SETTINGS.kind(key);
+    const text = Array.isArray(value) ? value.join(' ') : String(value);
+    parts.push(kind === 'switch' ? flagOf(key) : `${flagOf(key)} ${text}`);
   }
   return [...parts, `--out ${outDir}`].join(' ');
 }

@@ -312,6 +312,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     cueShare: settings.cueShare,
     recoveryShare: settings.recoveryShare,
     ...(settings.habit ? { habit: settings.habit } : {}),
+    ...(settings.categories ? { categories: settings.categories } : {}),
   });
 
   const heldOutDemos = await buildDemonstrations({
@@ -320,6 +321,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     cueShare: settings.cueShare,
     recoveryShare: settings.recoveryShare,
     ...(settings.habit ? { habit: settings.habit } : {}),
+    ...(settings.categories ? { categories: settings.categories } : {}),
   });
 
   let model: Gpt;
