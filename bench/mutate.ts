@@ -66,7 +66,7 @@ export const BREAKS: readonly Break[] = [
     name: 'sign-wire',
     kind: 'flip a sign: advantages negated between the datums and the wire (wireDatum)',
     claim:
-      'docs/commands/train.md: "rollouts are rendered in the model\'s own chat template, sampled by the service, and trained with Tinker\'s `ppo` loss on exactly the sampled tokens"',
+      'docs/commands/train.md: "rollouts are rendered in the model family\'s chat format ... sampled by the service, and trained with Tinker\'s `ppo` loss on exactly the sampled tokens"',
     file: 'src/learner/tinker/learner.ts',
     search: '...(f.advantages ? { advantages: f.advantages.data } : {}),',
     replace: '...(f.advantages ? { advantages: f.advantages.data.map((a) => -a) } : {}),',
@@ -226,7 +226,7 @@ export const BREAKS: readonly Break[] = [
     name: 'tar-dotdot',
     kind: "a member path with '..' after its first part accepted (tar.ts safePath)",
     claim:
-      'docs/commands/checkpoints.md: "unpacks it into `--out` (new or empty; links, devices and paths outside the folder are refused)"',
+      'docs/commands/checkpoints.md: "unpacks it into `--out/raw/` (`--out` new or empty; links, devices and paths outside the folder are refused)"',
     file: 'src/util/tar.ts',
     search: "parts.includes('..')",
     replace: "parts[0] === '..'",
@@ -373,7 +373,7 @@ export const BREAKS: readonly Break[] = [
     name: 'tar-absolute',
     kind: 'an absolute member path unpacked under --out as if relative (tar.ts safePath)',
     claim:
-      'docs/commands/checkpoints.md: "unpacks it into `--out` (new or empty; links, devices and paths outside the folder are refused)"',
+      'docs/commands/checkpoints.md: "unpacks it into `--out/raw/` (`--out` new or empty; links, devices and paths outside the folder are refused)"',
     file: 'src/util/tar.ts',
     search: "raw.startsWith('/') || ",
     replace: '',
@@ -411,7 +411,7 @@ export const BREAKS: readonly Break[] = [
     name: 'out-left-behind',
     kind: 'a refused download leaves the half-written adapter folder behind (cli/checkpoints.ts download)',
     claim:
-      'docs/commands/checkpoints.md: "A download that fails leaves `--out` as it found it: not there, or empty."',
+      'docs/commands/checkpoints.md: "A download whose archive cannot be unpacked leaves `--out` as it found it: not there, or empty"',
     file: 'src/cli/checkpoints.ts',
     search: 'if (made) rmSync(out, { recursive: true, force: true });',
     replace: "if (made && out === '') rmSync(out, { recursive: true, force: true });",
@@ -439,7 +439,7 @@ export const BREAKS: readonly Break[] = [
     name: 'max-lora-rank',
     kind: "--max-lora-rank printed as the adapter's rank, not one vLLM takes (cli/checkpoints.ts maxLoraRank)",
     claim:
-      'docs/commands/checkpoints.md: "`--max-lora-rank` is the rank rounded up to one vLLM takes (8, 16, 32, ...)"',
+      'docs/commands/checkpoints.md: "`--max-lora-rank` is the largest rank ... rounded up to one vLLM takes (8, 16, 32, ...)"',
     file: 'src/cli/checkpoints.ts',
     search: 'let r = 8;',
     replace: 'let r = 1;',
@@ -554,6 +554,26 @@ export const BREAKS: readonly Break[] = [
     search: 'return { ...c, renderer: HF_TEMPLATE };',
     replace: 'return c;',
     tests: ['test/learner/tinker/learner.test.ts'],
+  },
+  {
+    name: 'pool-ignored',
+    kind: 'a training pool read and checked, then not used: the whole training split is drawn (train/loop.ts)',
+    claim:
+      'docs/commands/train.md: "`--train-pool FILE` trains on the training tasks a file names, one id a line"',
+    file: 'src/train/loop.ts',
+    search: 'trainTasks: ctx.pool ? poolTasks(train, ctx.pool, `trainPool ${c.trainPool}`) : train,',
+    replace: 'trainTasks: train,',
+    tests: ['test/train/pool.test.ts'],
+  },
+  {
+    name: 'abstention-any-empty-turn',
+    kind: 'a call made on a turn with nothing to call counted as holding back (eval/abstention.ts)',
+    claim:
+      'docs/commands/train.md: "every validation also counts, per category, the turns with nothing to call that the policy answered without a call"',
+    file: 'src/eval/abstention.ts',
+    search: "if (label === 'correct_abstention') c.abstained++;",
+    replace: 'c.abstained++;',
+    tests: ['test/train/pool.test.ts'],
   },
 ];
 
