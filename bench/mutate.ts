@@ -561,8 +561,8 @@ export const BREAKS: readonly Break[] = [
     claim:
       'docs/commands/train.md: "`--train-pool FILE` trains on the training tasks a file names, one id a line"',
     file: 'src/train/loop.ts',
-    search: 'trainTasks: ctx.pool ? poolTasks(train, ctx.pool, `trainPool ${c.trainPool}`) : train,',
-    replace: 'trainTasks: train,',
+    search: 'trainTasks: ctx.pool ? poolTasks(',
+    replace: 'trainTasks: false ? poolTasks(',
     tests: ['test/train/pool.test.ts'],
   },
   {
