@@ -10,11 +10,15 @@
  *     same tasks and seeds; and the task success of both.
  *   pool: on the training split's miss_param tasks, how often the policy solves each task when the
  *     turn that lacks a value is answered for it by asking (text, no call): its success apart from
- *     the habit. A task whose share is at least `--min` goes into the pool; `--out` writes the
+ *     the habit; and, same seeds, how often it solves it on its own (no interface). The checker
+ *     does not check a turn with nothing to call, so a guess costs a task only through what its
+ *     calls change; a task enters the pool when asking makes it solvable (share at least `--min`)
+ *     and the policy alone does not solve it (share at most `--max-alone`). `--out` writes the
  *     file `seal train --train-pool` reads (ids one a line, the command and counts as comments).
  *
  *   npx tsx scripts/recover/habit.ts rates --checkpoint DIR [--split dev] [--samples 4] [--seed 11]
- *   npx tsx scripts/recover/habit.ts pool --checkpoint DIR [--samples 8] [--min 0.5] [--seed 41] [--out FILE]
+ *   npx tsx scripts/recover/habit.ts pool --checkpoint DIR [--samples 8] [--min 0.5] [--max-alone 0.125]
+ *                                         [--seed 41] [--out FILE]
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -39,6 +43,7 @@ const { values: flags, positionals } = parseArgs({
     split: { type: 'string', default: 'dev' },
     samples: { type: 'string' },
     min: { type: 'string', default: '0.5' },
+    'max-alone': { type: 'string', default: '0.125' },
     seed: { type: 'string' },
     temperature: { type: 'string', default: String(TRAIN_DEFAULTS.temperature) },
     out: { type: 'string' },
@@ -168,20 +173,27 @@ try {
       for (const [text, n] of top) console.log(`  ${n} x ${JSON.stringify(text.slice(0, 100))}`);
     }
   } else {
-    const played = await play({ askForIt: true });
+    const asked = await play({ askForIt: true });
+    const alone = await play({});
     const min = Number(flags.min);
-    const share = (id: string) => successShare(played.get(id)!);
-    const chosen = tasks.filter((t) => share(t.id) >= min);
+    const maxAlone = Number(flags['max-alone']);
+    const share = (id: string) => successShare(asked.get(id)!);
+    const shareAlone = (id: string) => successShare(alone.get(id)!);
+    const inPool = (id: string) => share(id) >= min && shareAlone(id) <= maxAlone;
+    const chosen = tasks.filter((t) => inPool(t.id));
     for (const t of tasks)
-      console.log(`${t.id}\t${share(t.id).toFixed(3)}${share(t.id) >= min ? '\tpool' : ''}`);
-    const mean = tasks.reduce((s, t) => s + share(t.id), 0) / tasks.length;
-    const summary = `${chosen.length} of ${tasks.length} miss_param training tasks solved, with the turn lacking a value answered by asking, in at least ${min * 100}% of ${samples} samples (mean ${mean.toFixed(3)})`;
+      console.log(
+        `${t.id}\tasked ${share(t.id).toFixed(3)}\talone ${shareAlone(t.id).toFixed(3)}${inPool(t.id) ? '\tpool' : ''}`,
+      );
+    const mean = (f: (id: string) => number) =>
+      (tasks.reduce((sum, t) => sum + f(t.id), 0) / tasks.length).toFixed(3);
+    const summary = `${chosen.length} of ${tasks.length} miss_param training tasks solved in at least ${min * 100}% of ${samples} samples when the turn lacking a value is answered by asking, and in at most ${maxAlone * 100}% alone (mean success ${mean(share)} asked, ${mean(shareAlone)} alone)`;
     console.log(summary);
     if (flags.out) {
       const header = [
         `# The recovery experiment's training pool: ${summary}.`,
         `# Base ${checkpoint} (model sha256 ${sha}...), temperature ${temperature}, seed ${seed}. Made with:`,
-        `#   npx tsx scripts/recover/habit.ts pool --checkpoint ${checkpoint} --samples ${samples} --min ${min} --seed ${seed} --out ${flags.out}`,
+        `#   npx tsx scripts/recover/habit.ts pool --checkpoint ${checkpoint} --samples ${samples} --min ${min} --max-alone ${maxAlone} --seed ${seed} --out ${flags.out}`,
       ];
       writeFileSync(flags.out, `${[...header, ...chosen.map((t) => t.id)].join('\n')}\n`);
     }

@@ -33,8 +33,8 @@ export function abstentionByCategory(
   return Object.fromEntries(CATEGORIES.filter((c) => counts.has(c)).map((c) => [c, counts.get(c)!]));
 }
 
-/** `12 / 25 (48%)`, or `-` when there was no such turn */
+/** `12 / 25 (48.0%)`, or `-` when there was no such turn */
 export function abstentionText(count: AbstentionCount | undefined): string {
   if (!count || count.turns === 0) return '-';
-  return `${count.abstained} / ${count.turns} (${Math.round((100 * count.abstained) / count.turns)}%)`;
+  return `${count.abstained} / ${count.turns} (${((100 * count.abstained) / count.turns).toFixed(1)}%)`;
 }

@@ -28,7 +28,7 @@ describe('turns answered without a call', () => {
       miss_func: { abstained: 1, turns: 1 },
       miss_param: { abstained: 1, turns: 3 },
     });
-    expect(abstentionText(counts.miss_param)).toBe('1 / 3 (33%)');
+    expect(abstentionText(counts.miss_param)).toBe('1 / 3 (33.3%)');
     expect(abstentionText(counts.base)).toBe('-');
   });
 });
