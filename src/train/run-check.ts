@@ -12,6 +12,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { CATEGORIES } from '../envs/bfcl/data/tasks.js';
 import { readTinkerCheckpoint, TINKER_CHECKPOINT_FILE } from '../learner/tinker/learner.js';
 import { loadCheckpoint } from '../nn/checkpoint.js';
 import { parseInterfaceState } from '../seal/interface/state.js';
@@ -91,6 +92,8 @@ const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
   // before expiry and pipelining: every checkpoint kept, each round sampled from its own weights
   checkpointTtl: 0,
   saveEvery: 1,
+  // before the anchor could be kept to some categories: it drew from all four
+  anchorCategories: [...CATEGORIES],
   retries: 10,
   maxStepsOffPolicy: 0,
   pricePrefill: 0,
@@ -98,7 +101,7 @@ const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
   priceTrain: 0,
 };
 /** settings that are absent from a config when not given (no default) */
-const OPTIONAL_KEYS = new Set(['checkpoint', 'baseModel', 'baseUrl', 'tokenizer']);
+const OPTIONAL_KEYS = new Set(['checkpoint', 'baseModel', 'baseUrl', 'tokenizer', 'trainPool']);
 
 const issueText = (e: z.ZodError): string =>
   e.issues.map((i) => `${i.path.length ? i.path.join('.') : 'the file'}: ${i.message}`).join('; ');

@@ -106,6 +106,10 @@ describe('seal train with a pool and a kept anchor', () => {
     const validated = rounds.at(-1).validation;
     expect(validated.abstention.miss_param.turns).toBe(1);
     expect(validated.abstention.miss_param.abstained).toBeGreaterThanOrEqual(0);
+    // the finished run resumes as one (the pool and the kept anchor read back from run.json)
+    const resumed = await seal(['train', '--resume', out]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('nothing to do');
   }, 300_000);
 
   it('refuses a pool naming a test task before the run folder is made', async () => {
