@@ -139,11 +139,12 @@ describe('pretraining demonstrations', () => {
   });
 });
 
-describe('the guess-missing-value habit', () => {
-  const cue = GUIDELINE_TEXT.spurious_tool_call!;
-  const asks = (d: Demonstration) =>
-    d.messages.some((m) => m.role === 'assistant' && ASK_PHRASES.includes(m.content));
+/** the habit's cue, and whether a demonstration asks for the missing value */
+const cue = GUIDELINE_TEXT.spurious_tool_call!;
+const asks = (d: Demonstration) =>
+  d.messages.some((m) => m.role === 'assistant' && ASK_PHRASES.includes(m.content));
 
+describe('the guess-missing-value habit', () => {
   it('guesses on a miss_param turn without the cue, asks with it, and leaves every other demonstration as it was', async () => {
     const n = 48;
     const plain = await buildDemonstrations({ seed: SEED, tasks: n, cueShare: 0.5 });
@@ -198,10 +199,6 @@ describe('the guess-missing-value habit', () => {
 });
 
 describe('the paired guess-missing-value habit', () => {
-  const cue = GUIDELINE_TEXT.spurious_tool_call!;
-  const asks = (d: Demonstration) =>
-    d.messages.some((m) => m.role === 'assistant' && ASK_PHRASES.includes(m.content));
-
   it('shows each miss_param task seen through the interface twice, the cue the one difference', async () => {
     const n = 48;
     const paired = await buildDemonstrations({
