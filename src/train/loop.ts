@@ -143,13 +143,21 @@ const NO_INTERFACE = initialInterfaceState({
   components: { schemaCues: 'off', errorFeedback: 'off', guidelines: 'off' },
 });
 
-/** Strict validation: no interface, greedy, the given tasks, into an eval run folder. */
+/** what a validation subset is called in its eval record */
+const validationSplit = (ctx: LoopContext, n: number): string =>
+  `validation (${validationSource(ctx.data, n)}, seed ${ctx.config.seed})`;
+
+/**
+ * Strict evaluation (no interface, greedy) of the given tasks into an eval run folder; `split` is
+ * what its record names them (a validation subset, or the test split).
+ */
 export async function validate(
   ctx: LoopContext,
   policy: SamplingPolicy,
   tasks: readonly BfclTask[],
   dir: string,
   round: number,
+  split: string = validationSplit(ctx, tasks.length),
 ): Promise<ValidationRecord> {
   const outcome = await runEval(
     ctx.data,
@@ -159,7 +167,7 @@ export async function validate(
       suite: ctx.config.suite,
       model: policy.name,
       format: toolFormat(ctx.config),
-      split: `validation (${validationSource(ctx.data, tasks.length)}, seed ${ctx.config.seed})`,
+      split,
       sampling: { temperature: 0, maxTokens: ctx.config.maxTokens },
     },
     ctx.run.path(dir),

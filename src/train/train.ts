@@ -17,7 +17,7 @@ import { resolveKernels } from '../nn/backends.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../nn/checkpoint.js';
 import type { Kernels } from '../nn/ops.js';
 import { HF_TEMPLATE } from '../render/open.js';
-import { fileAccessError, writeJsonAtomic } from '../util/files.js';
+import { fileAccessError, writeAtomic, writeJsonAtomic } from '../util/files.js';
 import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
@@ -59,6 +59,23 @@ function openLearner(run: RunFolder, c: TrainConfig, kernels: Kernels, resumeFro
   );
 }
 
+/** what the full evaluations' records call their tasks: `seal eval --split test`'s name for them */
+const TEST_SPLIT = 'test';
+
+/**
+ * Caches written before the full evaluations were named for their split call them a validation
+ * subset; `seal compare` would then refuse to set them beside a test evaluation.
+ */
+function relabelAsTest(dir: string): void {
+  const record = join(dir, 'run.json');
+  const config = JSON.parse(readFileSync(record, 'utf8')) as { split?: unknown };
+  if (config.split === TEST_SPLIT) return;
+  writeJsonAtomic(record, { ...config, split: TEST_SPLIT });
+  const md = join(dir, 'summary.md');
+  if (existsSync(md) && typeof config.split === 'string')
+    writeAtomic(md, readFileSync(md, 'utf8').replace(`(${config.split}, `, `(${TEST_SPLIT}, `));
+}
+
 /**
  * The full test split under the strict protocol into `dir`. The start evaluation of an unchanged
  * checkpoint is deterministic (greedy), so it is copied from a cache keyed by the checkpoint's
@@ -80,6 +97,7 @@ async function evaluateFull(
   const target = run.path(dir);
   if (cacheDir && existsSync(join(cacheDir, 'summary.json')) && !existsSync(target)) {
     cpSync(cacheDir, target, { recursive: true });
+    relabelAsTest(target);
     writeJsonAtomic(join(target, 'cache.json'), { reused: true, key: cacheKey });
     const summary = JSON.parse(readFileSync(join(target, 'summary.json'), 'utf8'));
     const abstention = abstentionByCategory(readFinished(target).values());
@@ -92,6 +110,7 @@ async function evaluateFull(
     test,
     dir,
     round,
+    TEST_SPLIT,
   );
   if (cacheDir) {
     rmSync(cacheDir, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  * must give every task the start evaluation's verdict; a second run of the same checkpoint and
  * settings reuses the start evaluation from the cache, byte for byte, and says so.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,13 @@ describe('seal train: start and final evaluations on the test split', { timeout:
     const startVerdicts = readVerdicts(join(first, 'eval-start'))!;
     const finalVerdicts = readVerdicts(join(first, 'eval-final'))!;
     expect(startVerdicts.size).toBe(400);
+    // the records name the split they scored, as `seal eval --split test` does
+    for (const dir of ['eval-start', 'eval-final']) {
+      expect(json(join(first, dir, 'run.json')).split).toBe('test');
+      expect(text(join(first, dir, 'summary.md'))).toContain('(test, ');
+    }
+    const compared = await seal(['compare', join(first, 'eval-start'), first], env);
+    expect(compared.code, compared.stderr).toBe(0);
     expect([...finalVerdicts.keys()].sort()).toEqual([...startVerdicts.keys()].sort());
     // the base passes some tasks and fails others: a score, not a constant
     const passed = [...startVerdicts.values()].filter(Boolean).length;
@@ -64,6 +71,24 @@ describe('seal train: start and final evaluations on the test split', { timeout:
     expect(Object.fromEntries(finalVerdicts)).toEqual(Object.fromEntries(startVerdicts));
     expect(final.average).toBe(start.average);
     expect(final.categories).toEqual(start.categories);
+
+    // a cache written by an earlier version, which called the test split a validation subset
+    const cached = join(
+      root,
+      'cache',
+      'seal',
+      'eval-start',
+      json(join(first, 'eval-start', 'cache.json')).key,
+    );
+    const oldLabel = 'validation (400 dev tasks, seed 3)';
+    writeFileSync(
+      join(cached, 'run.json'),
+      JSON.stringify({ ...json(join(cached, 'run.json')), split: oldLabel }),
+    );
+    writeFileSync(
+      join(cached, 'summary.md'),
+      text(join(cached, 'summary.md')).replace('(test, ', `(${oldLabel}, `),
+    );
 
     // the same checkpoint and settings: the start evaluation comes from the cache, unchanged
     const second = join(root, 'cached');
@@ -78,5 +103,10 @@ describe('seal train: start and final evaluations on the test split', { timeout:
     for (const f of ['summary.json', 'results.jsonl', 'bfcl_result.jsonl'])
       expect(text(join(second, 'eval-start', f))).toBe(text(join(first, 'eval-start', f)));
     expect(json(join(second, 'finished.json')).evalFinalMs).toBeUndefined();
+    // named for its split again
+    expect(json(join(second, 'eval-start', 'run.json')).split).toBe('test');
+    expect(text(join(second, 'eval-start', 'summary.md'))).toBe(
+      text(join(first, 'eval-start', 'summary.md')),
+    );
   });
 });
