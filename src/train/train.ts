@@ -45,6 +45,10 @@ export interface TrainOutcome {
 
 const checkpointOf = (c: TrainConfig) => resolve(c.checkpoint ?? BASE_CHECKPOINT_DIR);
 
+/** the embedded policy's name in a run's records, before its `@version` */
+const embeddedName = (run: RunFolder): string =>
+  `embedded:${run.dir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'run'}`;
+
 function openLearner(run: RunFolder, c: TrainConfig, kernels: Kernels, resumeFrom?: string): EmbeddedLearner {
   return EmbeddedLearner.open(
     checkpointOf(c),
@@ -53,7 +57,7 @@ function openLearner(run: RunFolder, c: TrainConfig, kernels: Kernels, resumeFro
       kernels,
       samplerWorkers: c.samplerWorkers,
       samplerDir: run.path('sampler'),
-      name: `embedded:${run.dir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'run'}`,
+      name: embeddedName(run),
     },
     resumeFrom,
   );
@@ -63,17 +67,21 @@ function openLearner(run: RunFolder, c: TrainConfig, kernels: Kernels, resumeFro
 const TEST_SPLIT = 'test';
 
 /**
- * Caches written before the full evaluations were named for their split call them a validation
- * subset; `seal compare` would then refuse to set them beside a test evaluation.
+ * A start evaluation copied from the cache was made by another run: its records get this run's
+ * policy name, and the test split's name where a cache from before the split was named calls it
+ * a validation subset (`seal compare` would refuse to set it beside a test evaluation).
  */
-function relabelAsTest(dir: string): void {
+function relabelReused(dir: string, model: string): void {
   const record = join(dir, 'run.json');
-  const config = JSON.parse(readFileSync(record, 'utf8')) as { split?: unknown };
-  if (config.split === TEST_SPLIT) return;
-  writeJsonAtomic(record, { ...config, split: TEST_SPLIT });
+  const before = JSON.parse(readFileSync(record, 'utf8')) as { model?: unknown; split?: unknown };
+  writeJsonAtomic(record, { ...before, model, split: TEST_SPLIT });
   const md = join(dir, 'summary.md');
-  if (existsSync(md) && typeof config.split === 'string')
-    writeAtomic(md, readFileSync(md, 'utf8').replace(`(${config.split}, `, `(${TEST_SPLIT}, `));
+  if (!existsSync(md)) return;
+  const [title = '', ...rest] = readFileSync(md, 'utf8').split('\n');
+  const renamed = title
+    .replace(`# ${String(before.model)} on `, `# ${model} on `)
+    .replace(`(${String(before.split)}, `, `(${TEST_SPLIT}, `);
+  writeAtomic(md, [renamed, ...rest].join('\n'));
 }
 
 /**
@@ -88,17 +96,15 @@ async function evaluateFull(
   learner: Learner,
   dir: string,
   round: number,
-  cacheKey?: string,
+  cache?: { readonly key: string; readonly model: string },
 ): Promise<{ readonly record: ValidationRecord; readonly reused: boolean }> {
   const test = data.split.test.map((id) => data.byId.get(id)!).filter(Boolean) as BfclTask[];
-  const cacheDir = cacheKey
-    ? join(envPaths('seal', { suffix: '' }).cache, 'eval-start', cacheKey)
-    : undefined;
+  const cacheDir = cache ? join(envPaths('seal', { suffix: '' }).cache, 'eval-start', cache.key) : undefined;
   const target = run.path(dir);
-  if (cacheDir && existsSync(join(cacheDir, 'summary.json')) && !existsSync(target)) {
+  if (cache && cacheDir && existsSync(join(cacheDir, 'summary.json')) && !existsSync(target)) {
     cpSync(cacheDir, target, { recursive: true });
-    relabelAsTest(target);
-    writeJsonAtomic(join(target, 'cache.json'), { reused: true, key: cacheKey });
+    relabelReused(target, cache.model);
+    writeJsonAtomic(join(target, 'cache.json'), { reused: true, key: cache.key });
     const summary = JSON.parse(readFileSync(join(target, 'summary.json'), 'utf8'));
     const abstention = abstentionByCategory(readFinished(target).values());
     return { record: { round, summary, abstention, dir }, reused: true };
@@ -112,10 +118,10 @@ async function evaluateFull(
     round,
     TEST_SPLIT,
   );
-  if (cacheDir) {
+  if (cache && cacheDir) {
     rmSync(cacheDir, { recursive: true, force: true });
     cpSync(target, cacheDir, { recursive: true });
-    writeJsonAtomic(join(target, 'cache.json'), { reused: false, key: cacheKey });
+    writeJsonAtomic(join(target, 'cache.json'), { reused: false, key: cache.key });
   }
   return { record: v, reused: false };
 }
@@ -159,7 +165,8 @@ async function runToEnd(
           code: manifest.code,
         });
     const t0 = performance.now();
-    const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, key);
+    const cache = key === undefined ? undefined : { key, model: `${embeddedName(run)}@0` };
+    const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, cache);
     start = evaluated.record;
     evalStartMs = evaluated.reused ? null : performance.now() - t0;
     hooks.log(
