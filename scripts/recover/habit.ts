@@ -15,16 +15,22 @@
  *     calls change; a task enters the pool when asking makes it solvable (share at least `--min`)
  *     and the policy alone does not solve it (share at most `--max-alone`). `--out` writes the
  *     file `seal train --train-pool` reads (ids one a line, the command and counts as comments).
+ *   held: on the training split's tasks of another category (`--category`, default base), how
+ *     often the policy solves each on its own (no interface); the tasks it solves in at least
+ *     `--min` of the samples are ones where a habit spilling over (asking where a call is needed)
+ *     costs reward, for a pool that should show that cost. `--out` writes them as `pool` does.
  *
  *   npx tsx scripts/recover/habit.ts rates --checkpoint DIR [--split dev] [--samples 4] [--seed 11]
  *   npx tsx scripts/recover/habit.ts pool --checkpoint DIR [--samples 8] [--min 0.5] [--max-alone 0.125]
  *                                         [--seed 41] [--out FILE]
+ *   npx tsx scripts/recover/habit.ts held --checkpoint DIR [--category base] [--samples 8] [--min 0.5]
+ *                                         [--seed 43] [--out FILE]
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { formatAdapter } from '../../src/agent/formats/index.js';
 import { mapConcurrent, rollout, type TrainingInterface } from '../../src/agent/rollout.js';
-import type { BfclTask } from '../../src/envs/bfcl/data/tasks.js';
+import { type BfclTask, CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite, mixSeed } from '../../src/envs/mini/index.js';
 import { abstentionByCategory, abstentionText } from '../../src/eval/abstention.js';
 import { loadCheckpoint } from '../../src/nn/checkpoint.js';
@@ -47,16 +53,17 @@ const { values: flags, positionals } = parseArgs({
     seed: { type: 'string' },
     temperature: { type: 'string', default: String(TRAIN_DEFAULTS.temperature) },
     out: { type: 'string' },
+    category: { type: 'string', default: 'base' },
   },
 });
 const mode = positionals[0];
-if ((mode !== 'rates' && mode !== 'pool') || !flags.checkpoint) {
-  console.error('usage: habit.ts rates|pool --checkpoint DIR [options]  (see the file header)');
+if ((mode !== 'rates' && mode !== 'pool' && mode !== 'held') || !flags.checkpoint) {
+  console.error('usage: habit.ts rates|pool|held --checkpoint DIR [options]  (see the file header)');
   process.exit(2);
 }
 const checkpoint = flags.checkpoint;
 const samples = Number(flags.samples ?? (mode === 'rates' ? 4 : 8));
-const seed = Number(flags.seed ?? (mode === 'rates' ? 11 : 41));
+const seed = Number(flags.seed ?? { rates: 11, pool: 41, held: 43 }[mode]);
 const temperature = Number(flags.temperature);
 const ASK = 'Please tell me the missing value first; I will not guess it.';
 
@@ -111,10 +118,13 @@ function guidelineShown(): TrainingInterface {
 }
 
 const data = loadMiniSuite();
-const split = mode === 'pool' ? 'train' : flags.split!;
+const split = mode === 'rates' ? flags.split! : 'train';
 const ids = data.split[split as 'train' | 'test' | 'dev'];
 if (!ids) throw new Error(`no split ${split}`);
-const tasks = ids.map((id) => data.byId.get(id)!).filter((t) => t.category === 'miss_param');
+const category = mode === 'held' ? flags.category! : 'miss_param';
+if (!(CATEGORIES as readonly string[]).includes(category))
+  throw new Error(`--category must be one of ${CATEGORIES.join(', ')}, got ${category}`);
+const tasks = ids.map((id) => data.byId.get(id)!).filter((t) => t.category === category);
 const { config } = loadCheckpoint(checkpoint);
 const pool = await EmbeddedPolicyPool.start(checkpoint, { workers: 2 });
 const format = formatAdapter(EMBEDDED_TOOL_FORMAT);
@@ -171,6 +181,24 @@ try {
         `${checkpoint} (${sha}) ${split} miss_param, ${tasks.length} tasks x ${samples} at T=${temperature}, seed ${seed}, ${name}: asked ${abstentionText(asked)}; success ${(100 * successShare(all)).toFixed(1)}%`,
       );
       for (const [text, n] of top) console.log(`  ${n} x ${JSON.stringify(text.slice(0, 100))}`);
+    }
+  } else if (mode === 'held') {
+    const alone = await play({});
+    const min = Number(flags.min);
+    const share = (id: string) => successShare(alone.get(id)!);
+    const chosen = tasks.filter((t) => share(t.id) >= min);
+    for (const t of tasks)
+      console.log(`${t.id}\talone ${share(t.id).toFixed(3)}${share(t.id) >= min ? '\theld' : ''}`);
+    const mean = (tasks.reduce((sum, t) => sum + share(t.id), 0) / tasks.length).toFixed(3);
+    const summary = `${chosen.length} of ${tasks.length} ${category} training tasks solved alone in at least ${min * 100}% of ${samples} samples (mean success ${mean})`;
+    console.log(summary);
+    if (flags.out) {
+      const header = [
+        `# ${summary}.`,
+        `# Base ${checkpoint} (model sha256 ${sha}...), temperature ${temperature}, seed ${seed}. Made with:`,
+        `#   npx tsx scripts/recover/habit.ts held --checkpoint ${checkpoint} --category ${category} --samples ${samples} --min ${min} --seed ${seed} --out ${flags.out}`,
+      ];
+      writeFileSync(flags.out, `${[...header, ...chosen.map((t) => t.id)].join('\n')}\n`);
     }
   } else {
     const asked = await play({ askForIt: true });
