@@ -32,7 +32,9 @@ const { values: flags, positionals } = parseArgs({
 });
 const dir = positionals[0];
 if (!dir || !flags.a || !flags.b || !flags.seeds) {
-  console.error('usage: flips.ts EXPDIR --a METHOD[:start] --b METHOD[:start] --seeds S,S,... [--b-dir DIR] [--b-name NAME]');
+  console.error(
+    'usage: flips.ts EXPDIR --a METHOD[:start] --b METHOD[:start] --seeds S,S,... [--b-dir DIR] [--b-name NAME]',
+  );
   process.exit(2);
 }
 const seeds = flags.seeds.split(',').map(Number);
