@@ -120,6 +120,11 @@ export const TRAIN_SCHEMA = z
     schemaCues: interfaceModeSetting('schema cues'),
     errorFeedback: interfaceModeSetting('error feedback'),
     guidelines: interfaceModeSetting('capability guidelines'),
+    interfaceShare: num(0, 1)
+      .default(1)
+      .describe(
+        "interface: share of each group's rollouts that see the training interface, the rest the original environment (beyond the paper; 1: every rollout, as the paper). Below 1 a group sets the interface's successes beside the unaided policy's failures on the same task, and the failure profile keeps measuring the unaided policy while a guideline is on",
+      ),
     maxGuidelines: int(0, 8)
       .default(3)
       .describe('interface: at most this many capability guidelines at once (the top by pressure)'),

@@ -338,6 +338,8 @@ async function sampleRound(
   const version = from === 'current' ? learner.version : from.version;
   const sampler = await (from === 'current' ? learner.samplingPolicy() : samplerAt(learner, run, from));
   const prepare = groupPrefetch(c, learner);
+  // the first rollouts of every group see the interface, the rest the original environment
+  const shownPerGroup = Math.round(c.groupSize * c.interfaceShare);
   const jobs = tasks.flatMap((task, group) =>
     Array.from({ length: c.groupSize }, (_, sample) => ({ task, group, sample })),
   );
@@ -348,6 +350,7 @@ async function sampleRound(
   const played = await mapConcurrent(jobs, jobs.length, async (job): Promise<Played> => {
     const r0 = performance.now();
     const rs = new RolloutSampler(sampler, mixSeed(c.seed, round, job.group, job.sample));
+    const interfaceShown = plan.switches.interface && job.sample < shownPerGroup;
     const trajectory = await rollout(job.task, data, rs, {
       format: plan.format,
       sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
@@ -355,13 +358,14 @@ async function sampleRound(
       onSampleFailure: 'end',
       maxStepsPerTurn: c.maxSteps,
       recorder: plan.recorder,
-      ...(plan.switches.interface ? { trainingInterface: { ctx: plan.tctx, state: iface } } : {}),
+      ...(interfaceShown ? { trainingInterface: { ctx: plan.tctx, state: iface } } : {}),
     });
     done++;
     hooks.progress?.({ round, rounds: c.rounds, phase: 'sampling', done, total: jobs.length });
     const p: Played = {
       ...job,
       trajectory,
+      interfaceShown,
       labels: [],
       steps: rs.steps,
       sampleMs: rs.waitedMs,

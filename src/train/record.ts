@@ -253,6 +253,8 @@ export interface RolloutRecord {
   readonly group: number;
   readonly sample: number;
   readonly reward: 0 | 1;
+  /** whether it saw the training interface (absent in records written before this was kept) */
+  readonly interfaceShown?: boolean;
   /** one diagnosis label per user turn */
   readonly labels: readonly Label[];
   /** w_j (1 when the method does not reweight) */
@@ -270,6 +272,8 @@ export interface PlayedRollout {
   readonly group: number;
   readonly sample: number;
   readonly trajectory: Trajectory;
+  /** false where the method shows no interface, or beyond `interfaceShare` of the group */
+  readonly interfaceShown: boolean;
   /** one diagnosis label per user turn */
   readonly labels: readonly Label[];
   /** the sampled completion of each step */
@@ -291,6 +295,7 @@ export function rolloutRecords(
     group: p.group,
     sample: p.sample,
     reward: p.trajectory.reward,
+    interfaceShown: p.interfaceShown,
     labels: p.labels,
     weight: credit[i]!.weight,
     advantage: credit[i]!.advantage,

@@ -113,6 +113,8 @@ interface Played {
   readonly validation: CompletionRequest[];
   /** the sampling seed of every training request */
   readonly seeds: Set<number>;
+  /** the training requests by their sampling seed */
+  readonly bySeed: Map<number, CompletionRequest>;
   readonly run: RunFolder;
 }
 
@@ -142,6 +144,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
   const training: CompletionRequest[] = [];
   const validation: CompletionRequest[] = [];
   const seeds = new Set<number>();
+  const bySeed = new Map<number, CompletionRequest>();
   let phase: 'sampling' | 'learning' | 'validating' = 'sampling';
   // the real learner; its samplers are watched, not replaced
   const watched = Object.create(learner) as EmbeddedLearner;
@@ -152,7 +155,10 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
       close: () => p.close(),
       complete: (r, s) => {
         (phase === 'validating' ? validation : training).push(r);
-        if (phase !== 'validating' && r.seed !== undefined) seeds.add(r.seed);
+        if (phase !== 'validating' && r.seed !== undefined) {
+          seeds.add(r.seed);
+          bySeed.set(r.seed, r);
+        }
         return p.complete(r, s);
       },
     };
@@ -172,7 +178,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
       .split('\n')
       .map((l) => JSON.parse(l) as RolloutRecord),
   );
-  return { rounds, rollouts, training, validation, seeds, run };
+  return { rounds, rollouts, training, validation, seeds, bySeed, run };
 }
 
 describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, () => {
@@ -279,6 +285,27 @@ describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, ()
       expect(v.seeds.has(s)).toBe(true);
       expect(n2.seeds.has(s)).toBe(true);
     }
+  });
+
+  it('interfaceShare: the first rollouts of every group see the interface, the rest the original environment, and the records say which', async () => {
+    const p = await play('seal', {
+      rounds: 1,
+      validateEvery: 0,
+      groupSize: 4,
+      schemaCues: 'on',
+      interfaceShare: 0.5,
+    });
+    expect(p.rollouts).toHaveLength(8);
+    for (const r of p.rollouts) {
+      expect(r.interfaceShown).toBe(r.sample < 2);
+      // the first request of the rollout, found by its sampling seed
+      const first = p.bySeed.get(mixSeed(mixSeed(1, r.round, r.group, r.sample), 0));
+      expect(first).toBeDefined();
+      expect(hasInterface(first!)).toBe(r.sample < 2);
+    }
+    // a method without the interface shows it to none, whatever the share
+    const v = await play('vanilla', { rounds: 1, validateEvery: 0, groupSize: 4, interfaceShare: 0.5 });
+    expect(v.rollouts.map((r) => r.interfaceShown)).toEqual(v.rollouts.map(() => false));
   });
 
   it('the supervised anchor steps every round, with or without a policy-gradient signal', async () => {
