@@ -10,6 +10,7 @@
 import { CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
 import { abstentionByCategory } from '../../src/eval/abstention.js';
 import { readFinished } from '../../src/eval/run.js';
+import { summarise } from '../../src/eval/summary.js';
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {
@@ -28,12 +29,7 @@ for (const dir of dirs) {
     process.exitCode = 1;
     continue;
   }
-  const score = CATEGORIES.map((c) => {
-    const of = rows.filter((r) => r.category === c);
-    return of.length === 0 ? undefined : (100 * of.filter((r) => r.valid).length) / of.length;
-  });
-  const present = score.filter((s): s is number => s !== undefined);
-  const average = present.reduce((a, b) => a + b, 0) / present.length;
+  const { categories, average } = summarise(rows);
   const asked = abstentionByCategory(rows).miss_param;
   const spilled = rows
     .filter((r) => r.category === 'base')
@@ -42,7 +38,7 @@ for (const dir of dirs) {
     [
       dir,
       average.toFixed(2),
-      ...score.map((s) => (s === undefined ? '-' : s.toFixed(0))),
+      ...CATEGORIES.map((c) => (categories[c].n === 0 ? '-' : categories[c].accuracy.toFixed(0))),
       asked ? `${asked.abstained} / ${asked.turns}` : '-',
       String(spilled),
     ].join('\t'),

@@ -143,7 +143,6 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
   });
   const training: CompletionRequest[] = [];
   const validation: CompletionRequest[] = [];
-  const seeds = new Set<number>();
   const bySeed = new Map<number, CompletionRequest>();
   let phase: 'sampling' | 'learning' | 'validating' = 'sampling';
   // the real learner; its samplers are watched, not replaced
@@ -155,10 +154,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
       close: () => p.close(),
       complete: (r, s) => {
         (phase === 'validating' ? validation : training).push(r);
-        if (phase !== 'validating' && r.seed !== undefined) {
-          seeds.add(r.seed);
-          bySeed.set(r.seed, r);
-        }
+        if (phase !== 'validating' && r.seed !== undefined) bySeed.set(r.seed, r);
         return p.complete(r, s);
       },
     };
@@ -178,7 +174,7 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
       .split('\n')
       .map((l) => JSON.parse(l) as RolloutRecord),
   );
-  return { rounds, rollouts, training, validation, seeds, bySeed, run };
+  return { rounds, rollouts, training, validation, seeds: new Set(bySeed.keys()), bySeed, run };
 }
 
 describe('seal train loop (tiny config, shipped base)', { timeout: 600_000 }, () => {
