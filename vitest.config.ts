@@ -15,6 +15,7 @@ export default defineConfig(async () => {
       include: ['test/**/*.test.ts'],
       exclude: [...configDefaults.exclude, ...skipped],
       setupFiles: ['test/support/setup.ts'],
+      globalSetup: ['test/support/global-setup.ts'],
       tags: [
         {
           name: BFCL_DATA_TAG,

@@ -20,7 +20,8 @@ import { RUN_FILES } from '../train/record.js';
 import { RunFolder } from '../train/run-folder.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { addSettingOptions, dataDirOption } from './flags.js';
-import { trainHooks } from './train.js';
+import { runPlan, stderrProgress } from './train.js';
+import { trainHooks } from './train-progress.js';
 
 export function registerExperiment(program: Command): void {
   const cmd = program
@@ -44,7 +45,7 @@ export function registerExperiment(program: Command): void {
     for (const seed of seeds) {
       for (const method of methods) {
         const dir = join(out, runDirName(method, seed));
-        const hooks = trainHooks(!!opts.quiet, () => config.rounds);
+        const hooks = trainHooks(() => runPlan(config, data), stderrProgress(!!opts.quiet));
         if (
           existsSync(join(dir, RUN_FILES.evalFinal, 'summary.json')) ||
           (!config.evalFinal && isDone(dir, config.rounds))

@@ -1,89 +1,31 @@
 /** `seal train`: the SEAL loop (src/train). Every config key is also a flag, derived from the schema. */
 import type { Command } from 'commander';
+import type { BfclData } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
-import { abstentionText } from '../eval/abstention.js';
 import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../train/config.js';
-import type { RoundProgress } from '../train/loop.js';
-import type { RoundRecord } from '../train/record.js';
 import { RunFolder, releaseOwnLock } from '../train/run-folder.js';
 import { planRound } from '../train/tinker.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
 import { flagOf } from '../util/settings.js';
 import { addSettingOptions, dataDirOption } from './flags.js';
+import { type RunPlan, trainHooks } from './train-progress.js';
+
+/** progress on stderr: a live line on a terminal, a line every 30 s in a log */
+export function stderrProgress(quiet: boolean) {
+  const stream = process.stderr;
+  return { quiet, tty: !!stream.isTTY, write: (text: string) => void stream.write(text) };
+}
+
+/** what the ETA needs of a run: its rounds and its final evaluation's tasks */
+export function runPlan(c: TrainConfig, data: BfclData): RunPlan {
+  return { rounds: c.rounds, finalTasks: c.evalFinal ? data.split.test.length : 0 };
+}
 
 function defaultOutDir(method: string, seed: number): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
   return `runs/${stamp}-${method}-s${seed}`;
-}
-
-function roundLine(r: RoundRecord, rounds: number, startedAt: number, roundsDone: number): string {
-  const ro = r.rollouts;
-  const labels = Object.entries(r.labels)
-    .sort((a, b) => b[1]! - a[1]!)
-    .slice(0, 3)
-    .map(([l, n]) => `${l} ${n}`)
-    .join(', ');
-  const secs = (Date.now() - startedAt) / 1000;
-  const eta = roundsDone > 0 ? ((secs / roundsDone) * (rounds - r.round)) / 60 : 0;
-  const rps = ro.count / (r.timings.totalMs / 1000);
-  const asked = r.validation?.abstention?.miss_param;
-  const val = r.validation
-    ? ` | validation ${r.validation.summary.average.toFixed(2)}${asked ? ` (asked for a missing value ${abstentionText(asked)})` : ''}`
-    : '';
-  return `round ${r.round}/${rounds} | ${rps.toFixed(1)} rollouts/s | reward ${ro.meanReward.toFixed(3)} | groups with signal ${ro.groupsWithVariance} | parse errors ${ro.parseErrors}/${ro.steps} | KL ${r.learner.kl.toFixed(4)} | ${labels}${val}${usageText(r)} | ETA ${eta.toFixed(1)} min`;
-}
-
-const count = (n: number) =>
-  n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`;
-
-/** the round's tokens, the sampler/trainer agreement and the estimated cost, where recorded */
-function usageText(r: RoundRecord): string {
-  const u = r.usage;
-  if (!u) return '';
-  const pct = (n: number) => Math.round((100 * n) / u.promptTokens);
-  const cached =
-    u.promptTokens === 0
-      ? ''
-      : u.cachedPromptTokens !== undefined
-        ? ` (${pct(u.cachedPromptTokens)}% cached)`
-        : ` (${pct(u.sharedPrefixTokens)}% a shared prefix)`;
-  const kl = u.klPrefillTokens > 0 ? `, ${count(u.klPrefillTokens)} KL prefill` : '';
-  const ratio = r.learner.meanRatio !== undefined ? ` | ratio ${r.learner.meanRatio.toFixed(3)}` : '';
-  const cost = u.estimatedCostUsd !== undefined ? ` | ~$${u.estimatedCostUsd.toFixed(4)}` : '';
-  return ` | tokens ${count(u.promptTokens)} prompt${cached}, ${count(u.sampledTokens)} sampled, ${count(u.trainedTokens)} trained${kl}${ratio}${cost}`;
-}
-
-function progressLine(p: RoundProgress): string {
-  return `round ${p.round}/${p.rounds} ${p.phase} ${p.done}/${p.total}`;
-}
-
-/** the live progress display of a run: one line per round, a status line on a terminal */
-export function trainHooks(quiet: boolean, rounds: () => number) {
-  const tty = process.stderr.isTTY;
-  let lastProgress = 0;
-  let startedAt = 0;
-  let roundsDone = 0;
-  const log = (s: string) => console.error(s);
-  return {
-    log,
-    progress: (p: RoundProgress) => {
-      // the ETA counts from the first round, not from the start evaluation
-      if (startedAt === 0) startedAt = Date.now();
-      if (quiet) return;
-      if (tty) process.stderr.write(`\r\x1b[2K${progressLine(p)}`);
-      else if (Date.now() - lastProgress > 30_000) {
-        lastProgress = Date.now();
-        log(progressLine(p));
-      }
-    },
-    onRound: (r: RoundRecord) => {
-      roundsDone++;
-      if (tty) process.stderr.write('\r\x1b[2K');
-      if (!quiet) log(roundLine(r, rounds(), startedAt, roundsDone));
-    },
-  };
 }
 
 /**
@@ -121,8 +63,8 @@ export function registerTrain(program: Command): void {
     );
   addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
-    let total = 0;
-    const hooks = trainHooks(!!opts.quiet, () => total);
+    let plan: RunPlan = { rounds: 0, finalTasks: 0 };
+    const hooks = trainHooks(() => plan, stderrProgress(!!opts.quiet));
     const log = hooks.log;
     if (opts.resume) {
       const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined);
@@ -134,8 +76,9 @@ export function registerTrain(program: Command): void {
       const outcome = await resumeTraining(
         opts.resume as string,
         (c) => {
-          total = c.rounds;
-          return loadSuite(c.suite, opts.dataDir as string | undefined);
+          const data = loadSuite(c.suite, opts.dataDir as string | undefined);
+          plan = runPlan(c, data);
+          return data;
         },
         hooks,
       );
@@ -147,7 +90,6 @@ export function registerTrain(program: Command): void {
       opts.config as string | undefined,
       TRAIN_SETTINGS.fromFlags(opts),
     );
-    total = config.rounds;
     if (opts.dryRun) {
       if (config.learner !== 'tinker')
         throw new UsageError('--dry-run is for --learner tinker (the embedded learner sends nothing)');
@@ -159,6 +101,7 @@ export function registerTrain(program: Command): void {
     // a bad --out fails here, before the data and the model are loaded
     new RunFolder(out).checkNew();
     const data = loadSuite(config.suite, opts.dataDir as string | undefined);
+    plan = runPlan(config as TrainConfig, data);
     onInterrupt(out);
     const command = ['seal', ...process.argv.slice(2)].join(' ');
     const outcome = await startTraining(config as TrainConfig, overrides, out, command, data, hooks);

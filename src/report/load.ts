@@ -55,6 +55,8 @@ export interface LoadedRun {
   readonly tinkerCheckpoint?: { readonly round: string; readonly state: string; readonly sampler: string };
   /** strict validation, by round (from the round records, else the validation folders) */
   readonly validation: readonly EvalPoint[];
+  /** what the validations' eval records name their tasks, e.g. `validation (40 dev tasks, seed 1)` */
+  readonly validationSplit?: string;
   readonly rollouts: readonly RoundRollouts[];
 }
 
@@ -143,6 +145,16 @@ function readTinkerPaths(dir: string, round: string): LoadedRun['tinkerCheckpoin
   }
 }
 
+/** the split an eval folder's run.json names, or undefined when absent or unreadable */
+function readSplit(evalDir: string): string | undefined {
+  try {
+    const r = JSON.parse(readFileSync(join(evalDir, 'run.json'), 'utf8')) as unknown;
+    return isObject(r) && typeof r.split === 'string' ? r.split : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** finished.json, or undefined when absent or unreadable (the run is then shown as not finished) */
 function readFinished(path: string): RunFinished | undefined {
   if (!existsSync(path)) return undefined;
@@ -171,6 +183,10 @@ export function loadRun(dir: string): LoadedRun {
     if (s && isSummary(s)) validation.set(r.round, s);
   }
 
+  const first = [...validation.keys()].sort((a, b) => a - b)[0];
+  const validationSplit =
+    first === undefined ? undefined : readSplit(join(dir, RUN_FILES.validationDir, roundName(first)));
+
   const rollouts = rounds.map((r) => {
     const path = join(dir, RUN_FILES.rolloutsDir, `${roundName(r.round)}.jsonl`);
     const read = readJsonLines(path, isRollout);
@@ -197,6 +213,7 @@ export function loadRun(dir: string): LoadedRun {
     ...(finished ? { finished } : {}),
     ...(tinkerCheckpoint ? { tinkerCheckpoint } : {}),
     validation: [...validation].sort((a, b) => a[0] - b[0]).map(([round, summary]) => ({ round, summary })),
+    ...(validationSplit ? { validationSplit } : {}),
     rollouts,
   };
 }

@@ -26,7 +26,7 @@ import { mapConcurrent, rollout } from '../agent/rollout.js';
 import { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { mixSeed } from '../envs/mini/index.js';
-import { runEval } from '../eval/run.js';
+import { type EvalProgress, runEval } from '../eval/run.js';
 import type {
   ForwardBackwardResult,
   Learner,
@@ -119,9 +119,18 @@ export interface RoundProgress {
   readonly total: number;
 }
 
+/** the progress of a run's start or final evaluation on the test split */
+export interface EvaluationProgress {
+  readonly which: 'start' | 'final';
+  readonly done: number;
+  readonly total: number;
+}
+
 export interface LoopHooks {
   readonly log: (line: string) => void;
   readonly progress?: (p: RoundProgress) => void;
+  /** the start and final evaluations, task by task (they take as long as several rounds) */
+  readonly evaluation?: (p: EvaluationProgress) => void;
   /** a round was committed */
   readonly onRound?: (r: RoundRecord) => void;
 }
@@ -158,6 +167,7 @@ export async function validate(
   dir: string,
   round: number,
   split: string = validationSplit(ctx, tasks.length),
+  report?: (done: number, total: number) => void,
 ): Promise<ValidationRecord> {
   const outcome = await runEval(
     ctx.data,
@@ -171,9 +181,26 @@ export async function validate(
       sampling: { temperature: 0, maxTokens: ctx.config.maxTokens },
     },
     ctx.run.path(dir),
-    { concurrency: 8 },
+    { concurrency: 8, ...(report ? { progress: taskCounter(report) } : {}) },
   );
   return { round, summary: outcome.summary, abstention: outcome.abstention, dir };
+}
+
+/** an evaluation's progress as (done, total) calls, tasks kept from an earlier try counted done */
+function taskCounter(report: (done: number, total: number) => void): EvalProgress {
+  let done = 0;
+  let total = 0;
+  return {
+    start(t, already) {
+      total = t;
+      done = already;
+      report(done, total);
+    },
+    tick() {
+      report(++done, total);
+    },
+    stop() {},
+  };
 }
 
 /** What stays fixed across a run's rounds. */
@@ -623,13 +650,9 @@ async function validateRound(
   const due =
     c.validateEvery > 0 && c.validationTasks > 0 && (round % c.validateEvery === 0 || round === c.rounds);
   if (!due) return { checkpoint, validation: undefined, validationMs: 0 };
-  ctx.hooks.progress?.({
-    round,
-    rounds: c.rounds,
-    phase: 'validating',
-    done: 0,
-    total: plan.valTasks.length,
-  });
+  const report = (done: number, total: number) =>
+    ctx.hooks.progress?.({ round, rounds: c.rounds, phase: 'validating', done, total });
+  report(0, plan.valTasks.length);
   const tVal = performance.now();
   const policy = await learner.samplingPolicy();
   const validation = await validate(
@@ -638,6 +661,8 @@ async function validateRound(
     plan.valTasks,
     `${RUN_FILES.validationDir}/${roundName(round)}`,
     round,
+    undefined,
+    report,
   );
   crashPoint(round, 'validation');
   return { checkpoint, validation, validationMs: performance.now() - tVal };

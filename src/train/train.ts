@@ -96,8 +96,10 @@ async function evaluateFull(
   learner: Learner,
   dir: string,
   round: number,
+  hooks: LoopHooks,
   cache?: { readonly key: string; readonly model: string },
 ): Promise<{ readonly record: ValidationRecord; readonly reused: boolean }> {
+  const which = dir === RUN_FILES.evalStart ? 'start' : 'final';
   const test = data.split.test.map((id) => data.byId.get(id)!).filter(Boolean) as BfclTask[];
   const cacheDir = cache ? join(envPaths('seal', { suffix: '' }).cache, 'eval-start', cache.key) : undefined;
   const target = run.path(dir);
@@ -111,12 +113,13 @@ async function evaluateFull(
   }
   const policy = await learner.samplingPolicy();
   const v = await validate(
-    { config: c, data, learner, run, hooks: { log: () => {} } },
+    { config: c, data, learner, run, hooks },
     policy,
     test,
     dir,
     round,
     TEST_SPLIT,
+    (done, total) => hooks.evaluation?.({ which, done, total }),
   );
   if (cache && cacheDir) {
     rmSync(cacheDir, { recursive: true, force: true });
@@ -166,7 +169,7 @@ async function runToEnd(
         });
     const t0 = performance.now();
     const cache = key === undefined ? undefined : { key, model: `${embeddedName(run)}@0` };
-    const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, cache);
+    const evaluated = await evaluateFull(run, c, data, learner, RUN_FILES.evalStart, 0, hooks, cache);
     start = evaluated.record;
     evalStartMs = evaluated.reused ? null : performance.now() - t0;
     hooks.log(
@@ -182,7 +185,7 @@ async function runToEnd(
   if (c.evalFinal) {
     hooks.log('evaluating the final policy on the test split (strict protocol)');
     const t0 = performance.now();
-    final = (await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds)).record;
+    final = (await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds, hooks)).record;
     evalFinalMs = performance.now() - t0;
     hooks.log(`final: average ${final.summary.average.toFixed(2)}`);
   }

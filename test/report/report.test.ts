@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATEGORIES, CATEGORY_TITLES } from '../../src/envs/bfcl/data/tasks.js';
 import { turnMessages } from '../../src/envs/bfcl/episode.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { buildPage, DEFAULT_REPORT_OPTIONS, sampleRollouts } from '../../src/report/data.js';
@@ -147,6 +148,59 @@ describe('series and charts with no data', () => {
         c.series.some((s) => s.values.some((v) => v !== null)),
         c.id,
       ).toBe(true);
+  });
+});
+
+describe('the accuracy panels', () => {
+  it('keep the test evaluations and the dev validations apart, each named with its split and size', () => {
+    const run = loadRun(runs.seal);
+    const page = buildPage([run]);
+    const base = page.accuracy.find((c) => c.id === 'accuracy-base')!;
+    // rounds 0 (eval-start), 2 and 4 (validations) and 4 (eval-final)
+    expect(base.x).toEqual([0, 2, 4]);
+    const [test, validation] = base.series;
+    expect(base.series.map((s) => s.label)).toEqual([
+      'seal: test, 24 tasks',
+      'seal: validation, 12 dev tasks, seed 1',
+    ]);
+    const at = (values: readonly (number | null)[], round: number) => values[base.x.indexOf(round)];
+    const summaryOf = (dir: string) => JSON.parse(readFileSync(join(runs.seal, dir, 'summary.json'), 'utf8'));
+    // the test series holds the two full evaluations and nothing between them
+    expect(at(test!.values, 0)).toBe(summaryOf('eval-start').categories.base.accuracy);
+    expect(at(test!.values, 2)).toBeNull();
+    expect(at(test!.values, 4)).toBe(summaryOf('eval-final').categories.base.accuracy);
+    // the last round's validation is drawn beside the final evaluation, not replaced by it
+    expect(at(validation!.values, 0)).toBeNull();
+    expect(at(validation!.values, 2)).toBe(summaryOf('validation/round-0002').categories.base.accuracy);
+    expect(at(validation!.values, 4)).toBe(summaryOf('validation/round-0004').categories.base.accuracy);
+    expect(validation!.dash).toBe(true);
+    expect(test!.dash).toBeUndefined();
+  });
+});
+
+describe('the abstention panel', () => {
+  it("draws each validation's share of turns answered without a call, per category", () => {
+    const run = loadRun(runs.seal);
+    const chart = buildPage([run]).accuracy.find((c) => c.id === 'accuracy-abstention')!;
+    const validated = run.rounds.filter((r) => r.validation?.abstention);
+    expect(chart.x).toEqual(validated.map((r) => r.round));
+    expect(chart.series.length).toBeGreaterThan(0);
+    for (const series of chart.series) {
+      const title = series.label.replace(/^seal /, '');
+      const category = CATEGORIES.find((c) => CATEGORY_TITLES[c] === title)!;
+      expect(category, series.label).toBeDefined();
+      const expected = validated.map((r) => {
+        const a = r.validation!.abstention![category];
+        return a && a.turns > 0 ? a.abstained / a.turns : null;
+      });
+      expect(series.values, series.label).toEqual(expected);
+      // a share, drawn on a 0..1 axis
+      for (const v of series.values) if (v !== null) expect(v).toBeGreaterThanOrEqual(0);
+    }
+    // the first category solid, the others dashed
+    expect(chart.series[0]!.dash).toBeUndefined();
+    // a run recorded before the count has no panel at all
+    expect(buildPage([loadRun(runs.old)]).accuracy.map((c) => c.id)).not.toContain('accuracy-abstention');
   });
 });
 
@@ -334,6 +388,14 @@ describe('the report in headless Chromium', () => {
         expect(tokens).toContain('seal prompt');
         expect(tokens.filter((l) => /cached|KL prefill/.test(l))).toEqual([]);
         expect(await seriesOf(page, 'training-agreement')).toEqual(['seal', 'vanilla', 'killed']);
+        // the full test evaluations and the dev validations are two series a run, named with their split
+        const accuracy = ['seal', 'vanilla', 'killed'].flatMap((name, i) => [
+          `${name}: test, 24 tasks`,
+          `${name}: validation, 12 dev tasks, seed ${i + 1}`,
+        ]);
+        expect(await seriesOf(page, 'accuracy-base')).toEqual(accuracy);
+        const legend = await page.locator('#chart-accuracy-base .u-legend .u-label').allTextContents();
+        expect(legend).toEqual(['round', ...accuracy]);
 
         // the trajectory browser: a round, then a rollout, opens onto its turns and steps
         const { round, rollout } = await openFirstRollout(page, 'run1');

@@ -123,7 +123,13 @@ function pick<T>(items: readonly T[], n: number, r: () => number): T[] {
 }
 
 /** An eval run folder as `seal eval --out` leaves it. */
-function writeEval(dir: string, tasks: readonly BfclTask[], skill: number, r: () => number): Summary {
+function writeEval(
+  dir: string,
+  tasks: readonly BfclTask[],
+  skill: number,
+  r: () => number,
+  split = 'test',
+): Summary {
   const data = miniSuite();
   const recorder = new CallRecorder(data);
   const classOf = (name: string) => data.docs.get(name)?.className;
@@ -141,7 +147,7 @@ function writeEval(dir: string, tasks: readonly BfclTask[], skill: number, r: ()
     };
   });
   const summary = summarise(rows);
-  const config = { suite: 'mini', model: 'checkpoint', format: 'compact', split: 'test', sampling: {} };
+  const config = { suite: 'mini', model: 'checkpoint', format: 'compact', split, sampling: {} };
   writeFileSync(join(dir, 'run.json'), `${JSON.stringify(config, null, 2)}\n`);
   writeFileSync(join(dir, 'results.jsonl'), rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
@@ -307,7 +313,13 @@ export function writeRunFixture(dir: string, opts: FixtureOptions = {}): RunMani
       ? {
           round,
           dir: `${RUN_FILES.validationDir}/${roundName(round)}`,
-          summary: writeEval(validationDir, validationTasks, skillAt(round, rounds), rng(seed + round)),
+          summary: writeEval(
+            validationDir,
+            validationTasks,
+            skillAt(round, rounds),
+            rng(seed + round),
+            `validation (${validationTasks.length} dev tasks, seed ${seed})`,
+          ),
           // a run recorded before the count did not have it
           ...(old ? {} : { abstention: abstentionByCategory(readFinished(validationDir).values()) }),
         }

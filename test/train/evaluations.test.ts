@@ -41,8 +41,21 @@ describe('seal train: start and final evaluations on the test split', { timeout:
 
   it('evaluates the start and the final policy; frozen weights give the same verdicts; the start is cached', async () => {
     const first = join(root, 'frozen');
-    const a = await seal(['train', ...TINY, '--lr', '0', '--out', first], env);
+    // not --quiet: the progress lines through both evaluations are under test too
+    const loud = TINY.filter((f) => f !== '--quiet');
+    const a = await seal(['train', ...loud, '--lr', '0', '--out', first], env);
     expect(a.code, a.stderr).toBe(0);
+    // a log (stderr is a pipe here) gets a line as each evaluation starts and ends, with its pace
+    for (const which of ['start', 'final']) {
+      expect(a.stderr).toContain(`${which} evaluation 0/400 tasks\n`);
+      expect(a.stderr).toMatch(
+        new RegExp(`${which} evaluation 400/400 tasks \\| [0-9.]+ tasks/s \\| took [0-9.]+ min\n`),
+      );
+    }
+    // the round's ETA holds the final evaluation at the start evaluation's pace: not zero
+    const eta = /round 1\/1 .*\| ETA ([0-9.]+) min\n/.exec(a.stderr);
+    expect(eta, a.stderr).not.toBeNull();
+    expect(Number(eta![1])).toBeGreaterThan(0);
     const start = json(join(first, 'eval-start', 'summary.json'));
     const final = json(join(first, 'eval-final', 'summary.json'));
     expect(a.stderr).toContain(`start: average ${start.average.toFixed(2)}\n`);
