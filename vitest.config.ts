@@ -25,6 +25,9 @@ export default defineConfig(async () => {
       testTimeout: 120_000,
       hookTimeout: 120_000,
       pool: 'forks',
+      // two files at a time: most files wait on processes, servers and worker threads for much of
+      // their time, and vitest's default on two cores (cores - 1) ran them one after another
+      maxWorkers: 2,
     },
   };
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { renderFlagBlocks } from '../src/cli/flag-docs.js';
 import { buildProgram } from '../src/cli/program.js';
 
-const program = buildProgram();
+const program = await buildProgram();
 const docs = readdirSync('docs', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md'));
 for (const f of docs) {
   const path = join('docs', f);

@@ -4,15 +4,14 @@
  */
 
 import { CommanderError } from 'commander';
-import { ContextOverflowError } from '../policy/embedded/policy.js';
-import { ModelServerError } from '../policy/openai.js';
+import { ContextOverflowError, ModelServerError } from '../policy/errors.js';
 import { SampleFailedError } from '../policy/policy.js';
 import { AdapterError } from '../tinker/adapter.js';
 import { TinkerError } from '../tinker/errors.js';
 import { UserError } from '../util/errors.js';
 import { buildProgram } from './program.js';
 
-const program = buildProgram();
+const program = await buildProgram(process.argv);
 
 try {
   await program.parseAsync(process.argv);

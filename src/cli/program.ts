@@ -4,20 +4,35 @@
  * the command line parses with (scripts/docs-flags.ts).
  */
 import { Command } from 'commander';
-import { registerCheckpoints } from './checkpoints.js';
-import { registerCompare } from './compare.js';
-import { registerData } from './data.js';
-import { registerEval } from './eval.js';
-import { registerExperiment } from './experiment.js';
-import { registerPretrain } from './pretrain.js';
-import { registerRender } from './render.js';
-import { registerReport } from './report.js';
-import { registerServe } from './serve.js';
-import { registerTrain } from './train.js';
-import { registerVerify } from './verify.js';
 
-/** The whole command line, every command registered; `main.ts` parses `process.argv` with it. */
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Each command's module, in the order the help lists them. A command's module is loaded only when
+ * that command runs (or for the help that lists them all): loading every command's dependencies
+ * (the HTTP server, the model server client, the renderers, ...) cost each `seal` process most of
+ * a second before it did anything.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
+  verify: async () => (await import('./verify.js')).registerVerify,
+  eval: async () => (await import('./eval.js')).registerEval,
+  compare: async () => (await import('./compare.js')).registerCompare,
+  pretrain: async () => (await import('./pretrain.js')).registerPretrain,
+  data: async () => (await import('./data.js')).registerData,
+  train: async () => (await import('./train.js')).registerTrain,
+  experiment: async () => (await import('./experiment.js')).registerExperiment,
+  report: async () => (await import('./report.js')).registerReport,
+  serve: async () => (await import('./serve.js')).registerServe,
+  render: async () => (await import('./render.js')).registerRender,
+  checkpoints: async () => (await import('./checkpoints.js')).registerCheckpoints,
+};
+
+/**
+ * The command line; `main.ts` parses `process.argv` with it. Given the arguments, only the command
+ * they name is registered (every command when they name none, or one that does not exist, so that
+ * the help and the "did you mean" see them all).
+ */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command();
   program
     .name('seal')
@@ -25,18 +40,10 @@ export function buildProgram(): Command {
     // commander's own usage errors (unknown flag, bad choice, missing option) are the user's to fix
     // like every other: exit 2, no stack trace
     .exitOverride();
-
-  registerVerify(program);
-  registerEval(program);
-  registerCompare(program);
-  registerPretrain(program);
-  registerData(program);
-  registerTrain(program);
-  registerExperiment(program);
-  registerReport(program);
-  registerServe(program);
-  registerRender(program);
-  registerCheckpoints(program);
+  const named = argv?.[2];
+  const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  const registers = await Promise.all(names.map((name) => COMMANDS[name]!()));
+  for (const register of registers) register(program);
   pointToHelpAfterErrors(program, 'seal');
   return program;
 }

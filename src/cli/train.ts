@@ -5,7 +5,6 @@ import { loadSuite } from '../envs/suites.js';
 import { writeReport } from '../report/report.js';
 import { resolveConfig, TRAIN_KEYS, TRAIN_SETTINGS, type TrainConfig } from '../train/config.js';
 import { RunFolder, releaseOwnLock } from '../train/run-folder.js';
-import { planRound } from '../train/tinker.js';
 import { resumeTraining, startTraining } from '../train/train.js';
 import { UsageError } from '../util/errors.js';
 import { flagOf } from '../util/settings.js';
@@ -93,6 +92,8 @@ export function registerTrain(program: Command): void {
     if (opts.dryRun) {
       if (config.learner !== 'tinker')
         throw new UsageError('--dry-run is for --learner tinker (the embedded learner sends nothing)');
+      // the Tinker path's modules (renderers, tokenizers, the wire) load only when it is taken
+      const { planRound } = await import('../train/tinker.js');
       const plan = await planRound(config, loadSuite(config.suite, opts.dataDir as string | undefined));
       for (const line of plan.lines) console.log(line);
       return;

@@ -64,32 +64,9 @@ export interface OpenAiCompatibleOptions extends SamplingOptions {
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-export type ModelServerErrorKind =
-  /** connection refused / reset / DNS failure, after every retry */
-  | 'unreachable'
-  /** no full answer within `timeoutMs`, after every retry */
-  | 'timeout'
-  /** an HTTP error status (a 4xx at once, or 429/5xx after every retry) */
-  | 'http'
-  /** a 200 whose body is not a chat completion */
-  | 'bad_response';
+import { ModelServerError, type ModelServerErrorKind } from './errors.js';
 
-export class ModelServerError extends Error {
-  override readonly name = 'ModelServerError';
-  constructor(
-    message: string,
-    readonly kind: ModelServerErrorKind,
-    /** the base URL the request went to */
-    readonly url: string,
-    /** how many attempts were made */
-    readonly attempts: number,
-    /** the HTTP status, for kind 'http' */
-    readonly status?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export { ModelServerError, type ModelServerErrorKind };
 
 const DEFAULTS = {
   timeoutMs: 300_000,

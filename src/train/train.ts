@@ -32,7 +32,6 @@ import {
 import { checkManifest, checkRunFolder } from './run-check.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
 import { poolIds, poolTasks, trainingTasks, validationTasks } from './tasks.js';
-import { openTinker } from './tinker.js';
 
 export interface TrainOutcome {
   readonly dir: string;
@@ -267,8 +266,9 @@ export async function startTraining(
   const release = run.claimNew();
   try {
     if (c.learner === 'tinker') {
-      // connected before anything is written: a service that cannot be reached leaves an empty folder
-      const { learner, record } = await openTinker(c, hooks.log);
+      // connected before anything is written: a service that cannot be reached leaves an empty folder;
+      // the Tinker path's modules (client, wire, renderers) load only when it is taken
+      const { learner, record } = await (await import('./tinker.js')).openTinker(c, hooks.log);
       try {
         run.create({
           ...manifestOf(c, overrides, command, codeVersion('wasm')),
@@ -377,7 +377,7 @@ export async function resumeTraining(
     // Tinker: a new model on the service whose first request loads the last round's saved state
     const learner = kernels
       ? openLearner(run, c, kernels.kernels, from)
-      : (await openTinker(c, hooks.log, from)).learner;
+      : (await (await import('./tinker.js')).openTinker(c, hooks.log, from)).learner;
     try {
       return await runToEnd(run, c, data_, learner, hooks);
     } finally {

@@ -1412,18 +1412,23 @@ export async function startTinkerServer(opts: TinkerServerOptions = {}): Promise
   };
 }
 
-/** client options for tests: this server, no heartbeat, short timeouts and backoffs */
+/**
+ * client options for tests: this server, no heartbeat, short backoffs. The request timeout and
+ * the deadline are long: this server answers in the test's own process, so on a loaded machine
+ * an answer can take seconds, and a short timeout would resend a request the test counts once.
+ * The tests of timeouts and deadlines set their own.
+ */
 export function fastOptions(url: string, extra: TinkerClientOptions = {}): TinkerClientOptions {
   return {
     baseUrl: url,
     apiKey: 'tml-test',
     heartbeatMs: 0,
     pollTimeoutMs: 2000,
-    deadlineMs: 20_000,
+    deadlineMs: 300_000,
     retry: {
       initialBackoffMs: 5,
       maxBackoffMs: 20,
-      requestTimeoutMs: 2000,
+      requestTimeoutMs: 60_000,
       billingPauseMs: 10,
       maxRetries: 4,
     },

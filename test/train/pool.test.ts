@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { abstentionByCategory, abstentionText } from '../../src/eval/abstention.js';
+import { EmbeddedLearner } from '../../src/learner/embedded/learner.js';
+import { BASE_CHECKPOINT_DIR } from '../../src/nn/checkpoint.js';
 import { anchorData } from '../../src/train/anchor.js';
 import { poolIds, poolTasks } from '../../src/train/tasks.js';
 import { buildDist, seal } from '../support/cli.js';
@@ -103,6 +105,22 @@ describe('seal train with a pool and a kept anchor', () => {
     const manifest = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
     expect(manifest.config.trainPool).toBe(file);
     expect(manifest.config.anchorCategories).toEqual(['base', 'miss_func']);
+    // the update's anchor is the demonstrations of those categories, not of all four
+    const learner = EmbeddedLearner.open(BASE_CHECKPOINT_DIR, {
+      gradientWorkers: 1,
+      samplerWorkers: 1,
+      samplerDir: '',
+      name: 'embedded:test',
+    });
+    const { seed, anchorDemos } = manifest.config;
+    const targets = (ds: readonly { weights: readonly number[] }[]) =>
+      ds.reduce((n, d) => n + d.weights.filter((w) => w > 0).length, 0);
+    for (const round of rounds) {
+      const kept = await anchorData(learner, seed, round.round, anchorDemos, ['base', 'miss_func']);
+      const all = await anchorData(learner, seed, round.round, anchorDemos);
+      expect(round.learner.anchor).toMatchObject({ sequences: kept.length, tokens: targets(kept) });
+      expect(targets(all)).not.toBe(targets(kept));
+    }
     const validated = rounds.at(-1).validation;
     expect(validated.abstention.miss_param.turns).toBe(1);
     expect(validated.abstention.miss_param.abstained).toBeGreaterThanOrEqual(0);

@@ -79,8 +79,9 @@ export function embeddedPromptLength(
   return { tokens, budget: promptBudget(contextLength, room) };
 }
 
-/** The tools alone fill the context: a setting to change, not a model failure. */
-export class ContextOverflowError extends Error {}
+import { ContextOverflowError } from '../errors.js';
+
+export { ContextOverflowError };
 
 export class EmbeddedPolicy implements Policy {
   readonly name: string;
