@@ -5,12 +5,17 @@
 import { readFileSync } from 'node:fs';
 import { flagOf } from '../../src/util/settings.js';
 
-/** two rounds of 2 tasks x 2 rollouts, a 4-task validation, no full evaluations, one thread each */
+/**
+ * two rounds of 2 tasks x 2 rollouts, a 4-task validation, no full evaluations, one thread each;
+ * the supervised anchor on one demonstration a round (the default's eight were most of a tiny
+ * run's time, and they still move the weights where no group has a reward signal)
+ */
 const TINY_RUN: Readonly<Record<string, string | number | boolean>> = {
   rounds: 2,
   tasksPerRound: 2,
   groupSize: 2,
   maxTokens: 16,
+  anchorDemos: 1,
   validationTasks: 4,
   validateEvery: 2,
   evalStart: false,

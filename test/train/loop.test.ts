@@ -131,6 +131,8 @@ async function play(method: Method, over: Partial<TrainConfig> = {}): Promise<Pl
     gradientWorkers: 1,
     samplerWorkers: 1,
     lr: 1e-3,
+    // the anchor's default eight demonstrations a round were most of these runs' time
+    anchorDemos: 2,
     ...over,
   });
   const run = new RunFolder(join(mkdtempSync(join(tmpdir(), 'seal-loop-')), 'run'));
