@@ -575,6 +575,75 @@ export const BREAKS: readonly Break[] = [
     replace: 'c.abstained++;',
     tests: ['test/train/pool.test.ts'],
   },
+  {
+    name: 'anchor-categories-dropped',
+    kind: "the anchor's categories recorded but not passed to the demonstrations: all four are drawn (train/loop.ts)",
+    claim:
+      'docs/commands/train.md: "`--anchor-categories` keeps them to some categories (the recovery experiment\'s anchor holds the categories a habit does not touch and never shows the one reward is meant to change)"',
+    file: 'src/train/loop.ts',
+    search: 'await anchorData(learner, c.seed, round, c.anchorDemos, c.anchorCategories)',
+    replace: 'await anchorData(learner, c.seed, round, c.anchorDemos)',
+    tests: ['test/train/pool.test.ts'],
+  },
+  {
+    name: 'eval-progress-silent',
+    kind: 'the start and final evaluations run without a progress hook, as before (train/train.ts)',
+    claim:
+      'docs/commands/train.md: "The start and final evaluations report their progress too: on a terminal a live line (tasks done, tasks/s, ETA), in a log a line as each starts, every 30 s, and as it ends with the time it took"',
+    file: 'src/train/train.ts',
+    search: '(done, total) => hooks.evaluation?.({ which, done, total }),',
+    replace: 'undefined,',
+    tests: ['test/train/evaluations.test.ts'],
+  },
+  {
+    name: 'eta-without-final',
+    kind: "the round's ETA leaves out the final evaluation (cli/train-progress.ts)",
+    claim:
+      'docs/commands/train.md: "The round\'s ETA includes the final evaluation, at the pace of the run\'s latest evaluation"',
+    file: 'src/cli/train-progress.ts',
+    search: 'const eta = `${minutes(roundsMs + finalMs())}${finalLeft()}`;',
+    replace: 'const eta = `${minutes(roundsMs)}`;',
+    tests: ['test/train-progress.test.ts', 'test/train/evaluations.test.ts'],
+  },
+  {
+    name: 'eval-progress-log-throttle',
+    kind: 'a log gets an evaluation line on every task instead of every 30 s (cli/train-progress.ts)',
+    claim: 'docs/commands/train.md: "in a log a line as each starts, every 30 s, and as it ends"',
+    file: 'src/cli/train-progress.ts',
+    search: 'if (force || t - lastLogged >= everyMs) {',
+    replace: 'if (force || t - lastLogged >= 0) {',
+    tests: ['test/train-progress.test.ts'],
+  },
+  {
+    name: 'report-one-accuracy-line',
+    kind: "the validations drawn in the test evaluations' series, one line a run again (report/data.ts)",
+    claim:
+      'docs/commands/report.md: "They score different tasks, so they are never joined into one line, and the last round\'s validation is drawn beside the final evaluation"',
+    file: 'src/report/data.ts',
+    search: 'return { test, validation: new Map(run.validation.map((v) => [v.round, v.summary])) };',
+    replace:
+      'for (const v of run.validation) if (!test.has(v.round)) test.set(v.round, v.summary);\n  return { test, validation: new Map() };',
+    tests: ['test/report/report.test.ts'],
+  },
+  {
+    name: 'report-series-unlabelled',
+    kind: 'an accuracy series named without its split and size (report/data.ts)',
+    claim: 'docs/commands/report.md: "two series per run, each named with its split and size"',
+    file: 'src/report/data.ts',
+    search: 'label: `${pages[i]!.name}: ${seriesSplit(which, run, points[i]![which])}`,',
+    replace: 'label: pages[i]!.name,',
+    tests: ['test/report/report.test.ts'],
+  },
+  {
+    name: 'report-abstention-share',
+    kind: "the abstention panel's share over the wrong denominator (report/data.ts)",
+    claim:
+      'docs/commands/report.md: "the share of turns with nothing to call that each validation answered without a call, per category"',
+    file: 'src/report/data.ts',
+    search: 'return a && a.turns > 0 ? a.abstained / a.turns : null;',
+    replace: 'return a && a.turns > 0 ? a.abstained / (a.turns + 1) : null;',
+    tests: ['test/report/report.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');
