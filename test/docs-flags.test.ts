@@ -63,6 +63,20 @@ describe('flagTable', () => {
     );
   });
 
+  it('words --data-dir the same in every command that has it', () => {
+    const helps = new Map<string, string>();
+    const walk = (cmd: Command, path: string): void => {
+      for (const o of cmd.options)
+        if (o.long === '--data-dir') helps.set(path, `${o.flags}: ${o.description}`);
+      for (const sub of cmd.commands) walk(sub, `${path} ${sub.name()}`);
+    };
+    walk(program, 'seal');
+    expect([...helps.keys()].sort()).toEqual(
+      ['seal eval', 'seal experiment', 'seal serve', 'seal train', 'seal verify'].sort(),
+    );
+    expect(new Set(helps.values()).size, [...helps].join('\n')).toBe(1);
+  });
+
   it('refuses a block naming a command there is not', () => {
     expect(() => renderFlagBlocks('<!-- flags: seal nope -->\n<!-- /flags -->', program)).toThrow(
       /"seal nope", which is not a command of seal/,

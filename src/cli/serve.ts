@@ -8,6 +8,7 @@ import type { ComponentMode, InterfaceComponent } from '../seal/interface.js';
 import { buildServer, DEFAULT_BODY_LIMIT, DEFAULT_MAX_INSTANCES, DEFAULT_TTL_MS } from '../server/app.js';
 import { defaultWorkers, MAX_DEFAULT_WORKERS } from '../server/worker-pool.js';
 import { UsageError } from '../util/errors.js';
+import { dataDirSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
 import { addSettingOptions } from './flags.js';
 
@@ -27,14 +28,7 @@ export const SERVE_SCHEMA = z
       placeholder: 'addr',
     }),
     suite: z.enum(SUITES).default('bfcl').describe('task suite: bfcl, or the built-in synthetic mini suite'),
-    dataDir: z
-      .string()
-      .min(1)
-      .optional()
-      .meta({
-        description: `BFCL data directory (default: $${DATA_DIR_ENV}, else the pull cache)`,
-        placeholder: 'dir',
-      }),
+    dataDir: dataDirSetting(DATA_DIR_ENV),
     ttl: z
       .number()
       .min(0.001)
