@@ -56,6 +56,27 @@ it('a misspelled config key: the suggestion, the file and key named, nothing wri
   expect(none.code).toBe(2);
   // nothing close: no guess, the keys listed instead
   expect(none.stderr).toMatch(/unknown key\(s\) zzzq; the keys are: method, seed, suite, /);
+  // one key guessed, one not: the guess, and the keys listed for the other
+  writeFileSync(cfg, 'rond: 3\nzzzq: 1\n');
+  const mixed = await seal(['train', '--config', cfg, '--out', out]);
+  expect(mixed.code).toBe(2);
+  expect(mixed.stderr).toMatch(
+    /unknown key\(s\) rond \(did you mean rounds\?\), zzzq; the keys are: method, seed, suite, /,
+  );
+  expect(existsSync(out)).toBe(false);
+});
+
+it("a misspelled flag of a command in a group, and of seal eval: the suggestion and that command's help", async () => {
+  const leaf = await seal(['checkpoints', 'list', 'x', '--jsn']);
+  expect(leaf.code).toBe(2);
+  expect(leaf.stderr.trim().split('\n')).toEqual([
+    "error: unknown option '--jsn'",
+    '(Did you mean --json?)',
+    '(seal checkpoints list --help lists every flag)',
+  ]);
+  const ev = await seal(['eval', '--splt', 'test', '--out', join(dir, 'never')]);
+  expect(ev.code).toBe(2);
+  expect(ev.stderr).toContain('(Did you mean --split?)\n(seal eval --help lists every flag)');
 });
 
 describe('seal compare of train runs', () => {
