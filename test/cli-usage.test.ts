@@ -6,12 +6,17 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../src/envs/bfcl/data/tasks.js';
 import { RUN_FORMAT } from '../src/train/record.js';
-import { seal } from './support/cli.js';
+import { buildDist, seal } from './support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'seal-usage-'));
+
+// built first: a rebuild that bin/seal.js starts itself would add its own line to the errors below
+beforeAll(async () => {
+  await buildDist();
+});
 
 it('a misspelled flag: the error, the suggestion and a pointer to --help, in three lines', async () => {
   const r = await seal(['train', '--round', '2']);
