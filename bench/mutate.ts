@@ -752,6 +752,16 @@ export const BREAKS: readonly Break[] = [
     replace: 'if (!cmd)',
     tests: ['test/docs-flags.test.ts'],
   },
+  {
+    name: 'eval-legacy-refused',
+    kind: 'a folder of an earlier build (no policy recorded) refused for the settings it could not record (eval/run.ts)',
+    claim:
+      'docs/commands/eval.md: "A folder made by an earlier build (its `run.json` names no `policy`) is checked on the settings it records."',
+    file: 'src/eval/run.ts',
+    search: "const legacy = !('policy' in before);",
+    replace: 'const legacy = false;',
+    tests: ['test/eval/eval.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');

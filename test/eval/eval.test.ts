@@ -347,6 +347,11 @@ describe('an evaluation folder never contradicts itself', () => {
       const again = await seal(evalArgs('http://127.0.0.1:9/v1', ids, out));
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toContain('0 task(s) run, 3 kept from before');
+      // a folder of an earlier build (no policy recorded) resumes on the settings it records
+      const { policy: _, ...legacy } = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
+      writeFileSync(join(out, 'run.json'), JSON.stringify(legacy));
+      const old = await seal(evalArgs(server.url, ids, out));
+      expect(old.stdout, old.stderr).toContain('0 task(s) run, 3 kept from before');
 
       const forced = await seal(evalArgs(server.url, 'multi_turn_base_1', out, '--force'));
       expect(forced.code, forced.stderr).toBe(0);
