@@ -644,6 +644,193 @@ export const BREAKS: readonly Break[] = [
     replace: 'return a && a.turns > 0 ? a.abstained / (a.turns + 1) : null;',
     tests: ['test/report/report.test.ts'],
   },
+  {
+    name: 'eval-resume-split',
+    kind: 'a resume into a folder made with another --split accepted: its summary and results then disagree (eval/run.ts)',
+    claim:
+      'docs/commands/eval.md: "A folder holding a run with other settings is refused rather than mixed, and left as it was (exit code 2): another suite, `--split`"',
+    file: 'src/eval/run.ts',
+    search: "  'split',\n",
+    replace: '',
+    tests: ['test/eval/eval.test.ts'],
+  },
+  {
+    name: 'eval-resume-tinker-rendering',
+    kind: "a Tinker evaluation's chat format not recorded, so a resume with another renderer or thinking mixes (cli/eval.ts)",
+    claim:
+      'docs/commands/eval.md: "or, for `--policy tinker`, another chat format (`--renderer`, resolved) or `--thinking`"',
+    file: 'src/cli/eval.ts',
+    search: "...('renderer' in chosen ? { renderer: chosen.renderer, thinking: chosen.thinking } : {}),",
+    replace: '',
+    tests: ['test/train/tinker.test.ts'],
+  },
+  {
+    name: 'eval-force-ignored',
+    kind: '--force accepted but the earlier run kept: the folder is refused (or resumed) instead of started over (eval/run.ts)',
+    claim:
+      'docs/commands/eval.md: "`--force`: it removes the earlier run\'s `run.json`, `results.jsonl`, `bfcl_result.jsonl`, `summary.json` and `summary.md` and starts the folder over"',
+    file: 'src/eval/run.ts',
+    search: 'if (options.force) startOver(outDir);',
+    replace: '',
+    tests: ['test/eval/eval.test.ts'],
+  },
+  {
+    name: 'eval-orphan-results',
+    kind: "results.jsonl without its run.json adopted as the new run's (eval/run.ts)",
+    claim: 'docs/commands/eval.md: "A folder with `results.jsonl` but no `run.json` is refused too."',
+    file: 'src/eval/run.ts',
+    search: 'if (existsSync(join(dir, RESULTS_FILE)))',
+    replace: 'if (false)',
+    tests: ['test/eval/eval.test.ts'],
+  },
+  {
+    name: 'compare-mixed-folder',
+    kind: 'seal compare prints a folder whose summary and results disagree (eval/compare.ts)',
+    claim:
+      'docs/commands/compare.md: "A folder whose `results.jsonl` disagrees with its `summary.json` (a task twice, more or fewer tasks, another score) mixes runs, and is refused with exit code 2, naming the folder."',
+    file: 'src/eval/compare.ts',
+    search: 'checkAgreement(dirs[i]!, d, runs[i]!.summary);',
+    replace: '',
+    tests: ['test/eval/eval.test.ts'],
+  },
+  {
+    name: 'compare-task-twice',
+    kind: 'a task twice in results.jsonl not named as such (eval/compare.ts)',
+    claim:
+      'docs/commands/compare.md: "A folder whose `results.jsonl` disagrees with its `summary.json` (a task twice"',
+    file: 'src/eval/compare.ts',
+    search: 'if (seen.has(r.id))',
+    replace: 'if (false)',
+    tests: ['test/eval/eval.test.ts'],
+  },
+  {
+    name: 'paired-file-order',
+    kind: "tasks paired and resampled in the first results file's line order (eval/paired.ts)",
+    claim:
+      'docs/commands/compare.md: "The task-by-task numbers do not depend on the order of the lines in `results.jsonl`: tasks are paired and resampled in the order of their ids (`seal experiment` does the same)."',
+    file: 'src/eval/paired.ts',
+    search: '.sort(byCodeUnits)',
+    replace: '',
+    tests: ['test/eval/eval.test.ts'],
+  },
+  {
+    name: 'suggest-half',
+    kind: 'the "did you mean" distance threshold loosened from a third to a half (util/suggest.ts)',
+    claim:
+      'docs/commands/README.md: "those within a third of the longer name\'s length in edits (at least one)"',
+    file: 'src/util/suggest.ts',
+    search: 'Math.floor(Math.max(w.length, n.length) / 3)',
+    replace: 'Math.floor(Math.max(w.length, n.length) / 2)',
+    tests: ['test/util/suggest.test.ts'],
+  },
+  {
+    name: 'suggest-known-length',
+    kind: "the threshold measured on the known name's length, not the longer one's (util/suggest.ts)",
+    claim:
+      'docs/commands/README.md: "those within a third of the longer name\'s length in edits (at least one)"',
+    file: 'src/util/suggest.ts',
+    search: 'Math.floor(Math.max(w.length, n.length) / 3)',
+    replace: 'Math.floor(n.length / 3)',
+    tests: ['test/util/suggest.test.ts'],
+  },
+  {
+    name: 'suggest-first-only',
+    kind: 'of two names equally close, only the first suggested (util/suggest.ts)',
+    claim: 'docs/commands/README.md: "with a "did you mean" naming the closest known names"',
+    file: 'src/util/suggest.ts',
+    search: "names.join(' or ')",
+    replace: 'names[0]',
+    tests: ['test/util/suggest.test.ts'],
+  },
+  {
+    name: 'suggest-config-dropped',
+    kind: 'an unknown config key reported without its suggestion (util/settings.ts)',
+    claim:
+      'docs/commands/README.md: "A mistyped command, flag or config key is an error (exit code 2) with a "did you mean""',
+    file: 'src/util/settings.ts',
+    search: 'didYouMean(k, this.keys)',
+    replace: "''",
+    tests: ['test/cli-usage.test.ts'],
+  },
+  {
+    name: 'suggest-keys-list-some',
+    kind: 'the list of keys left out when any unknown key (not every one) had a suggestion (util/settings.ts)',
+    claim:
+      'docs/commands/README.md: "Nothing is guessed when no name is that close; a config file then gets the list of every key."',
+    file: 'src/util/settings.ts',
+    search: 'issue.keys.every((k) => suggest(k, this.keys).length > 0)',
+    replace: 'issue.keys.some((k) => suggest(k, this.keys).length > 0)',
+    tests: ['test/cli-usage.test.ts'],
+  },
+  {
+    name: 'help-hint-group-path',
+    kind: "a command of a group pointed at its group's help, not its own (cli/program.ts)",
+    claim:
+      'docs/commands/README.md: "The error ends with one line naming the command\'s `--help`, not the whole help."',
+    file: 'src/cli/program.ts',
+    search: `pointToHelpAfterErrors(sub, \`\${path} \${sub.name()}\`);`,
+    replace: 'pointToHelpAfterErrors(sub, path);',
+    tests: ['test/cli-usage.test.ts'],
+  },
+  {
+    name: 'docs-flags-top-level-only',
+    kind: 'npm run docs:flags rewrites only the docs directly under docs/, not docs/commands/ (scripts/docs-flags.ts)',
+    claim:
+      'docs/development.md: "after changing a flag, its help or its default, `npm run docs:flags` rewrites them"',
+    file: 'scripts/docs-flags.ts',
+    search: "readdirSync('docs', { recursive: true, encoding: 'utf8' })",
+    replace: "readdirSync('docs', { encoding: 'utf8' })",
+    tests: ['test/docs-flags.test.ts'],
+  },
+  {
+    name: 'docs-flags-no-write',
+    kind: 'npm run docs:flags says it rewrote a table but leaves the file as it was (scripts/docs-flags.ts)',
+    claim:
+      'docs/development.md: "after changing a flag, its help or its default, `npm run docs:flags` rewrites them"',
+    file: 'scripts/docs-flags.ts',
+    search: 'writeFileSync(path, after);',
+    replace: '',
+    tests: ['test/docs-flags.test.ts'],
+  },
+  {
+    name: 'flag-table-no-default',
+    kind: 'a flag table row printed without its default (cli/flag-docs.ts)',
+    claim:
+      'docs/development.md: "after changing a flag, its help or its default, `npm run docs:flags` rewrites them, and `test/docs-flags.test.ts` fails until it has"',
+    file: 'src/cli/flag-docs.ts',
+    search: 'cell(help.optionDescription(o))',
+    replace: 'cell(o.description)',
+    tests: ['test/docs-flags.test.ts'],
+  },
+  {
+    name: 'flag-table-row-dropped',
+    kind: "a command's first flag left out of its table (cli/flag-docs.ts)",
+    claim:
+      'docs/development.md: "after changing a flag, its help or its default, `npm run docs:flags` rewrites them, and `test/docs-flags.test.ts` fails until it has"',
+    file: 'src/cli/flag-docs.ts',
+    search: 'const rows = flagsOf(cmd)',
+    replace: 'const rows = flagsOf(cmd).slice(1)',
+    tests: ['test/docs-flags.test.ts'],
+  },
+  {
+    name: 'flag-table-minus-unknown',
+    kind: 'a table "less" a command there is not made as the whole table, not refused (cli/flag-docs.ts)',
+    claim: 'docs/development.md: "`test/docs-flags.test.ts` fails until it has"',
+    file: 'src/cli/flag-docs.ts',
+    search: 'if (!cmd || (minusPath !== undefined && !minus))',
+    replace: 'if (!cmd)',
+    tests: ['test/docs-flags.test.ts'],
+  },
+  {
+    name: 'eval-legacy-refused',
+    kind: 'a folder of an earlier build (no policy recorded) refused for the settings it could not record (eval/run.ts)',
+    claim:
+      'docs/commands/eval.md: "A folder made by an earlier build (its `run.json` names no `policy`) is checked on the settings it records."',
+    file: 'src/eval/run.ts',
+    search: "const legacy = !('policy' in before);",
+    replace: 'const legacy = false;',
+    tests: ['test/eval/eval.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');

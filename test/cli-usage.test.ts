@@ -6,12 +6,17 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../src/envs/bfcl/data/tasks.js';
 import { RUN_FORMAT } from '../src/train/record.js';
-import { seal } from './support/cli.js';
+import { buildDist, seal } from './support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'seal-usage-'));
+
+// built first: a rebuild that bin/seal.js starts itself would add its own line to the errors below
+beforeAll(async () => {
+  await buildDist();
+});
 
 it('a misspelled flag: the error, the suggestion and a pointer to --help, in three lines', async () => {
   const r = await seal(['train', '--round', '2']);
@@ -56,6 +61,27 @@ it('a misspelled config key: the suggestion, the file and key named, nothing wri
   expect(none.code).toBe(2);
   // nothing close: no guess, the keys listed instead
   expect(none.stderr).toMatch(/unknown key\(s\) zzzq; the keys are: method, seed, suite, /);
+  // one key guessed, one not: the guess, and the keys listed for the other
+  writeFileSync(cfg, 'rond: 3\nzzzq: 1\n');
+  const mixed = await seal(['train', '--config', cfg, '--out', out]);
+  expect(mixed.code).toBe(2);
+  expect(mixed.stderr).toMatch(
+    /unknown key\(s\) rond \(did you mean rounds\?\), zzzq; the keys are: method, seed, suite, /,
+  );
+  expect(existsSync(out)).toBe(false);
+});
+
+it("a misspelled flag of a command in a group, and of seal eval: the suggestion and that command's help", async () => {
+  const leaf = await seal(['checkpoints', 'list', 'x', '--jsn']);
+  expect(leaf.code).toBe(2);
+  expect(leaf.stderr.trim().split('\n')).toEqual([
+    "error: unknown option '--jsn'",
+    '(Did you mean --json?)',
+    '(seal checkpoints list --help lists every flag)',
+  ]);
+  const ev = await seal(['eval', '--splt', 'test', '--out', join(dir, 'never')]);
+  expect(ev.code).toBe(2);
+  expect(ev.stderr).toContain('(Did you mean --split?)\n(seal eval --help lists every flag)');
 });
 
 describe('seal compare of train runs', () => {

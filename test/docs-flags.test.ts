@@ -2,14 +2,18 @@
  * The docs' flag tables are the program's: every command with flags has its table in docs/, and
  * every table reads exactly what `seal CMD --help` says now (`npm run docs:flags` rewrites them).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { blocksIn, commandsWithFlags, flagTable, renderFlagBlocks } from '../src/cli/flag-docs.js';
+import { blocksIn, commandAt, commandsWithFlags, flagTable, renderFlagBlocks } from '../src/cli/flag-docs.js';
 import { buildProgram } from '../src/cli/program.js';
 
-const DOCS = join(import.meta.dirname, '..', 'docs');
+const ROOT = join(import.meta.dirname, '..');
+const DOCS = join(ROOT, 'docs');
 const docs = readdirSync(DOCS, { recursive: true, encoding: 'utf8' })
   .filter((f) => f.endsWith('.md'))
   .map((f) => ({ name: `docs/${f}`, text: readFileSync(join(DOCS, f), 'utf8') }));
@@ -80,6 +84,63 @@ describe('flagTable', () => {
   it('refuses a block naming a command there is not', () => {
     expect(() => renderFlagBlocks('<!-- flags: seal nope -->\n<!-- /flags -->', program)).toThrow(
       /"seal nope", which is not a command of seal/,
+    );
+    // nor one less a command there is not, nor one of another program
+    expect(() =>
+      renderFlagBlocks('<!-- flags: seal experiment minus seal nope -->\n<!-- /flags -->', program),
+    ).toThrow(/"seal experiment minus seal nope", which is not a command of seal/);
+    expect(() => renderFlagBlocks('<!-- flags: git train -->\n<!-- /flags -->', program)).toThrow(
+      /"git train", which is not a command of seal/,
+    );
+  });
+
+  it('prints each default as the program holds it, and every flag of the command', () => {
+    const eval_ = commandAt(program, 'seal eval')!;
+    const table = flagTable(eval_).split('\n');
+    expect(table.slice(2)).toHaveLength(eval_.options.length);
+    expect(table).toContain('| `--concurrency <n>` | tasks in flight at once (default 8) |');
+    expect(table).toContain(
+      '| `--split <split>` | test, train, dev (mini), all, or comma-separated task ids (default test) |',
+    );
+  });
+});
+
+describe('npm run docs:flags', () => {
+  const run = promisify(execFile);
+
+  it('rewrites a stale table in any doc under docs/, and leaves the others alone', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'seal-docs-flags-'));
+    mkdirSync(join(scratch, 'docs', 'commands'), { recursive: true });
+    const stale = [
+      '# verify',
+      '',
+      '<!-- flags: seal verify -->',
+      '| flag | meaning |',
+      '|---|---|',
+      '| `--gone` | a flag since removed |',
+      '<!-- /flags -->',
+      '',
+      'after',
+      '',
+    ].join('\n');
+    const current = readFileSync(join(DOCS, 'commands', 'eval.md'), 'utf8');
+    writeFileSync(join(scratch, 'docs', 'commands', 'verify.md'), stale);
+    writeFileSync(join(scratch, 'docs', 'eval.md'), current);
+    writeFileSync(join(scratch, 'docs', 'notes.txt'), '<!-- flags: seal verify -->\n<!-- /flags -->\n');
+    const r = await run(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'docs-flags.ts')], {
+      cwd: scratch,
+    });
+    expect(r.stdout.trim().split('\n')).toEqual([
+      `rewrote the flag tables of ${join('docs', 'commands', 'verify.md')}`,
+    ]);
+    const rewritten = readFileSync(join(scratch, 'docs', 'commands', 'verify.md'), 'utf8');
+    expect(rewritten).toBe(renderFlagBlocks(stale, program));
+    expect(rewritten).not.toContain('--gone');
+    expect(rewritten).toContain('| `--results <file>` |');
+    expect(rewritten.endsWith('<!-- /flags -->\n\nafter\n')).toBe(true);
+    expect(readFileSync(join(scratch, 'docs', 'eval.md'), 'utf8')).toBe(current);
+    expect(readFileSync(join(scratch, 'docs', 'notes.txt'), 'utf8')).toBe(
+      '<!-- flags: seal verify -->\n<!-- /flags -->\n',
     );
   });
 });

@@ -72,6 +72,8 @@ export async function tinkerEvalPolicy(
   model: string;
   baseUrl: string;
   format: ToolCallFormat;
+  renderer: string;
+  thinking: string;
   close: () => Promise<void>;
 }> {
   const source = sourceOf(flags);
@@ -93,7 +95,10 @@ export async function tinkerEvalPolicy(
       'a tinker:// path does not name its base model: give --base-model NAME (its tokenizer is looked up) or --tokenizer DIR',
     );
   checkRendererChoice({ ...flags, renderer: rendererChoice, baseModel: source.base }, format);
-  const { renderer } = openRenderer(rendererChoice, { tokenizer: flags.tokenizer, baseModel: source.base });
+  const { renderer, resolved } = openRenderer(rendererChoice, {
+    tokenizer: flags.tokenizer,
+    baseModel: source.base,
+  });
   const client = await TinkerClient.connect({
     ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
     retry: { maxRetries: flags.retries },
@@ -114,6 +119,9 @@ export async function tinkerEvalPolicy(
       model: name,
       baseUrl: client.baseUrl,
       format,
+      // recorded in run.json: both change what the model reads, so a resume must keep them
+      renderer: resolved,
+      thinking: flags.thinking,
       close: async () => client.close(),
     };
   } catch (e) {

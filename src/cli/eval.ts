@@ -40,6 +40,7 @@ function serverPolicy(flags: EvalConfig): {
   model: string;
   baseUrl: string;
   format: ToolCallFormat;
+  extraBody?: Record<string, unknown>;
 } {
   if (!flags.model)
     throw new UsageError('give --model NAME (the model as the server knows it), or --policy embedded.');
@@ -72,7 +73,13 @@ function serverPolicy(flags: EvalConfig): {
     timeoutMs: flags.timeout * 1000,
     maxRetries: flags.retries,
   });
-  return { policy, model: flags.model, baseUrl, format: flags.format ?? 'native' };
+  return {
+    policy,
+    model: flags.model,
+    baseUrl,
+    format: flags.format ?? 'native',
+    ...(extraBody ? { extraBody } : {}),
+  };
 }
 
 /**
@@ -142,15 +149,19 @@ export async function runEvalCommand(
     const tasks = data.tasks.filter((t) => ids.has(t.id));
     const config: EvalRunConfig = {
       suite: flags.suite,
+      policy: flags.policy,
       model: chosen.model,
       ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
       format: chosen.format,
       split: flags.split,
       sampling,
+      ...('renderer' in chosen ? { renderer: chosen.renderer, thinking: chosen.thinking } : {}),
+      ...('extraBody' in chosen && chosen.extraBody ? { extraBody: chosen.extraBody } : {}),
     };
     const outcome = await runEval(data, tasks, chosen.policy, config, flags.out, {
       concurrency,
       progress: progressBar('eval'),
+      ...(flags.force ? { force: true } : {}),
     });
     print(outcome.table);
     const held = Object.entries(outcome.abstention).map(

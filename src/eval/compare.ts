@@ -1,13 +1,13 @@
 /** `seal compare`: several evaluation summaries side by side, with differences to the first. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
+import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
 import { UserError } from '../util/errors.js';
 import { fileAccessError, readJsonLines } from '../util/files.js';
 import { BOOTSTRAP_DEFAULTS } from './bootstrap.js';
 import { type PooledComparison, pooledComparison } from './paired.js';
 import { RESULTS_FILE } from './run.js';
-import type { Summary } from './summary.js';
+import { type Summary, summarise } from './summary.js';
 import { markdownTable } from './table.js';
 
 export class CompareError extends UserError {}
@@ -73,6 +73,10 @@ export function compareTable(dirs: readonly string[], evaluations: readonly stri
   if (dirs.length === 0) throw new CompareError('give at least one run folder');
   const labels = runLabels(dirs);
   const runs = evaluations.map((d, i) => ({ name: labels[i]!, summary: readSummary(d) }));
+  // one table from the summary, the next from the results: they must tell the same story
+  evaluations.forEach((d, i) => {
+    checkAgreement(dirs[i]!, d, runs[i]!.summary);
+  });
   const head = ['run', 'Average', ...CATEGORIES.map((c) => CATEGORY_TITLES[c])];
   // a category without tasks has no accuracy: shown as "-", and no difference is taken against it
   const values = (s: Summary): (number | undefined)[] => [
@@ -96,17 +100,63 @@ export function compareTable(dirs: readonly string[], evaluations: readonly stri
   return paired ? `${table}\n\n${paired}` : table;
 }
 
-/** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
-export function readVerdicts(dir: string): Map<string, boolean> | undefined {
-  const path = join(dir, RESULTS_FILE);
-  if (!existsSync(path)) return undefined;
-  const isVerdict = (r: unknown): r is { id: string; valid: boolean } =>
+interface VerdictRow {
+  readonly id: string;
+  readonly valid: boolean;
+  readonly category?: Category;
+}
+
+/** the verdict lines of the folder's results.jsonl, in file order (none when it has none) */
+function readVerdictRows(dir: string): VerdictRow[] {
+  const isVerdict = (r: unknown): r is VerdictRow =>
     typeof r === 'object' &&
     r !== null &&
     typeof (r as { id?: unknown }).id === 'string' &&
     typeof (r as { valid?: unknown }).valid === 'boolean';
-  const { rows } = readJsonLines(path, isVerdict);
+  return readJsonLines(join(dir, RESULTS_FILE), isVerdict).rows;
+}
+
+/** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
+export function readVerdicts(dir: string): Map<string, boolean> | undefined {
+  const rows = readVerdictRows(dir);
   return rows.length > 0 ? new Map(rows.map((r) => [r.id, r.valid])) : undefined;
+}
+
+const taskCount = (s: Summary) => CATEGORIES.reduce((n, c) => n + s.categories[c].n, 0);
+
+/**
+ * A folder whose results.jsonl says other than its summary.json (a task twice, tasks the summary
+ * does not count, another score) is refused: it mixes runs, and a comparison of it would print one
+ * result in the summary table and another task by task. `name` is the folder as the user gave it.
+ */
+function checkAgreement(name: string, dir: string, summary: Summary): void {
+  const rows = readVerdictRows(dir);
+  if (rows.length === 0) return;
+  const fix = `Rerun \`seal eval\` into ${name} with the settings its run.json records (that rewrites summary.json from results.jsonl), or evaluate again into a new folder.`;
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (seen.has(r.id))
+      throw new CompareError(
+        `${name} mixes runs: its ${RESULTS_FILE} holds task ${r.id} more than once. ${fix}`,
+      );
+    seen.add(r.id);
+  }
+  const counted = summarise(
+    rows.flatMap((r) =>
+      r.category !== undefined && (CATEGORIES as readonly string[]).includes(r.category)
+        ? [{ category: r.category, valid: r.valid }]
+        : [],
+    ),
+  );
+  const agree = (a: Summary, b: Summary) =>
+    a.average === b.average &&
+    CATEGORIES.every(
+      (c) => a.categories[c].n === b.categories[c].n && a.categories[c].accuracy === b.categories[c].accuracy,
+    );
+  if (!agree(counted, summary))
+    throw new CompareError(
+      `${name} mixes runs: its summary.json counts ${taskCount(summary)} task(s), average ${summary.average.toFixed(2)}, but its ${RESULTS_FILE} holds ${rows.length}, average ${counted.average.toFixed(2)}. ${fix}`,
+    );
 }
 
 /** the columns of a paired comparison, after its name */

@@ -78,7 +78,16 @@ export const EVAL_SCHEMA = z
       .default(300)
       .meta({ description: 'per-request timeout', placeholder: 'seconds' }),
     retries: int(0, 100).default(3).describe('retries on 429, 5xx, timeouts and network errors'),
-    out: z.string().min(1).meta({ description: 'run folder; rerunning into it resumes', placeholder: 'dir' }),
+    out: z.string().min(1).meta({
+      description: 'run folder; rerunning into it with the same settings resumes',
+      placeholder: 'dir',
+    }),
+    force: z
+      .literal(true)
+      .optional()
+      .describe(
+        'start --out over: remove the run.json, results.jsonl, bfcl_result.jsonl, summary.json and summary.md of a run already there (other files stay)',
+      ),
     dataDir: dataDirSetting(DATA_DIR_ENV),
   })
   .strict();

@@ -51,6 +51,8 @@ export function signTestP(won: number, lost: number): number {
   return Math.min(1, 2 * Math.exp(top) * logs.reduce((s, l) => s + Math.exp(l - top), 0));
 }
 
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Two evaluations of the same tasks: verdict per task id of the first and of the other. */
 export interface EvaluationPair {
   readonly first: ReadonlyMap<string, boolean>;
@@ -85,8 +87,12 @@ export function pooledComparison(
   pairs: readonly EvaluationPair[],
   options: BootstrapOptions = {},
 ): PooledComparison {
+  // sorted by id (code units, not the locale): the bootstrap draws tasks by position, so the
+  // interval must not depend on the order of the lines in a results file
   const ids = pairs.length
-    ? [...pairs[0]!.first.keys()].filter((id) => pairs.every((q) => q.first.has(id) && q.other.has(id)))
+    ? [...pairs[0]!.first.keys()]
+        .filter((id) => pairs.every((q) => q.first.has(id) && q.other.has(id)))
+        .sort(byCodeUnits)
     : [];
   let won = 0;
   let lost = 0;

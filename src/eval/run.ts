@@ -39,12 +39,48 @@ import { type Summary, summarise, summaryTable } from './summary.js';
 
 export interface EvalRunConfig {
   readonly suite: SuiteName;
+  /** what kind of policy `model` names (`seal eval --policy`); absent in records of older builds and of seal train's evaluations */
+  readonly policy?: string;
   readonly model: string;
+  /** where the model was reached: not part of what a result means (a server may move between runs) */
   readonly baseUrl?: string;
   readonly format: ToolCallFormat;
   readonly split: string;
   readonly sampling: SamplingOptions;
+  /** a Tinker policy's chat format, resolved (never `auto`), and its enable_thinking choice */
+  readonly renderer?: string;
+  readonly thinking?: string;
+  /** a server's extra request fields, as given: they may change what the server samples */
+  readonly extraBody?: Record<string, unknown>;
 }
+
+/**
+ * The settings a resume must share with the run that started the folder: each changes which tasks
+ * were run or what a verdict means, so results made under two of them would mix in one summary.
+ */
+export const RESUME_KEYS = [
+  'suite',
+  'split',
+  'policy',
+  'model',
+  'format',
+  'sampling',
+  'renderer',
+  'thinking',
+  'extraBody',
+] as const satisfies readonly (keyof EvalRunConfig)[];
+
+/** keys added after the first records: a record without `policy` predates them all, so they go unchecked there */
+const LATER_KEYS: readonly (keyof EvalRunConfig)[] = ['policy', 'renderer', 'thinking', 'extraBody'];
+
+/** what `--force` removes: every file a run writes into its folder (other files are left alone) */
+export const RUN_FOLDER_FILES = [
+  'run.json',
+  'results.jsonl',
+  'bfcl_result.jsonl',
+  'summary.json',
+  'summary.md',
+] as const;
 
 export interface EvalResultRow {
   readonly id: string;
@@ -58,10 +94,10 @@ export interface EvalResultRow {
 
 export class RunFolderError extends UserError {}
 
-const RUN_FILE = 'run.json';
+const RUN_FILE = RUN_FOLDER_FILES[0];
 /** one JSON line per finished task; `seal compare` reads its verdicts */
-export const RESULTS_FILE = 'results.jsonl';
-const BFCL_RESULT_FILE = 'bfcl_result.jsonl';
+export const RESULTS_FILE = RUN_FOLDER_FILES[1];
+const BFCL_RESULT_FILE = RUN_FOLDER_FILES[2];
 
 /** Finished rows of an earlier run; a torn last line (the run was killed mid-write) is dropped. */
 export function readFinished(dir: string): Map<string, EvalResultRow> {
@@ -123,9 +159,18 @@ export function lockRunFolder(dir: string): () => void {
   throw new RunFolderError(`cannot lock ${dir}: another process keeps taking it. Give another --out folder.`);
 }
 
+/** the way out of a refused folder, as the command line says it */
+const WAY_OUT =
+  'Resume it with the settings its run.json records, give another --out folder, or pass --force to start this one over.';
+
 function checkRunConfig(dir: string, config: EvalRunConfig): void {
   const path = join(dir, RUN_FILE);
   if (!existsSync(path)) {
+    // results without the record that says what they are: never adopted as this run's
+    if (existsSync(join(dir, RESULTS_FILE)))
+      throw new RunFolderError(
+        `${dir} holds ${RESULTS_FILE} but no ${RUN_FILE}, so what its results are is unknown. Give another --out folder, or pass --force to start this one over.`,
+      );
     writeAtomic(path, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
     return;
   }
@@ -135,16 +180,30 @@ function checkRunConfig(dir: string, config: EvalRunConfig): void {
     if (typeof before !== 'object' || before === null) throw new Error('not an object');
   } catch {
     throw new RunFolderError(
-      `${path} is not a run record (corrupt JSON). Give another --out folder, or remove the folder to start over.`,
+      `${path} is not a run record (corrupt JSON). Give another --out folder, or pass --force to start this one over.`,
     );
   }
-  const keys: (keyof EvalRunConfig)[] = ['suite', 'model', 'format', 'sampling'];
-  const differs = keys.filter((k) => JSON.stringify(before[k]) !== JSON.stringify(config[k]));
+  const legacy = !('policy' in before);
+  const shown = (x: unknown) => (x === undefined ? 'none' : JSON.stringify(x));
+  const differs = RESUME_KEYS.filter(
+    (k) => !(legacy && LATER_KEYS.includes(k)) && JSON.stringify(before[k]) !== JSON.stringify(config[k]),
+  );
   if (differs.length > 0) {
     throw new RunFolderError(
-      `${dir} holds a run with a different ${differs.join(', ')} (${differs.map((k) => `${k}: ${JSON.stringify(before[k])}`).join('; ')}). ` +
-        'Resume it with the same settings, or pass another --out folder.',
+      `${dir} holds a run with a different ${differs.join(', ')} (${differs.map((k) => `${k}: ${shown(before[k])} there, ${shown(config[k])} now`).join('; ')}); its results would not mean the same as this run's. ${WAY_OUT}`,
     );
+  }
+}
+
+/** `--force`: the files of an earlier run removed, so that the folder starts over (other files stay) */
+function startOver(dir: string): void {
+  for (const name of RUN_FOLDER_FILES) {
+    const path = join(dir, name);
+    try {
+      rmSync(path, { force: true });
+    } catch (e) {
+      throw fileAccessError(e, 'write', path);
+    }
   }
 }
 
@@ -174,6 +233,8 @@ export interface EvalProgress {
 export interface EvalOptions {
   readonly concurrency: number;
   readonly progress?: EvalProgress;
+  /** start the folder over: remove an earlier run's files (RUN_FOLDER_FILES) instead of resuming it */
+  readonly force?: boolean;
 }
 
 export interface EvalOutcome {
@@ -219,6 +280,7 @@ async function runLocked(
   options: EvalOptions,
 ): Promise<EvalOutcome> {
   if (tasks.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
+  if (options.force) startOver(outDir);
   checkRunConfig(outDir, config);
   const finished = readFinished(outDir);
   const todo = tasks.filter((t) => !finished.has(t.id));

@@ -1,11 +1,22 @@
 // @module-tag bfcl-data
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallFormat } from '../../src/agent/format.js';
 import { readFinished, runEval } from '../../src/eval/run.js';
 import { OpenAiCompatiblePolicy } from '../../src/policy/openai.js';
+import { pairedTables, runDirName } from '../../src/train/experiment.js';
+import { Rng } from '../../src/util/rng.js';
 import { type Behaviour, bfclPlayer } from '../support/bfclPlayer.js';
 import { buildDist, seal } from '../support/cli.js';
 import { startFakeModelServer } from '../support/fakeModelServer.js';
@@ -159,7 +170,13 @@ describe('seal eval against an OpenAI-compatible server (scripted)', () => {
     const out = mkdtempSync(join(tmpdir(), 'seal-eval-mismatch-'));
     writeFileSync(
       join(out, 'run.json'),
-      JSON.stringify({ suite: 'bfcl', model: 'other', format: 'native', sampling: { temperature: 0 } }),
+      JSON.stringify({
+        suite: 'bfcl',
+        model: 'other',
+        format: 'native',
+        split: 'multi_turn_base_0',
+        sampling: { temperature: 0 },
+      }),
     );
     const r = await seal([
       'eval',
@@ -254,6 +271,216 @@ describe('seal eval against an OpenAI-compatible server (scripted)', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+/** every file of a folder with its bytes, to tell that a refused run left the folder as it was */
+function snapshot(dir: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((name) => [name, readFileSync(join(dir, name), 'latin1')]),
+  );
+}
+
+/** `seal eval` of the scripted server into `out`, with `more` flags after the usual ones */
+const evalArgs = (url: string, split: string, out: string, ...more: string[]) => [
+  'eval',
+  '--split',
+  split,
+  '--model',
+  'scripted',
+  '--base-url',
+  url,
+  '--format',
+  'hermes',
+  '--timeout',
+  '2',
+  '--out',
+  out,
+  '--data-dir',
+  DATA_DIR,
+  ...more,
+];
+
+describe('an evaluation folder never contradicts itself', () => {
+  beforeAll(async () => {
+    await buildDist();
+  });
+
+  it('a resume with other settings is refused and leaves the folder as it was; --force starts it over', async () => {
+    const behaviours: Record<string, Behaviour> = {
+      multi_turn_base_0: 'gt',
+      multi_turn_base_1: 'wrong',
+      multi_turn_miss_func_3: 'gt',
+    };
+    const ids = Object.keys(behaviours).join(',');
+    const server = await startFakeModelServer(bfclPlayer(data, behaviours, 'hermes'));
+    try {
+      const out = mkdtempSync(join(tmpdir(), 'seal-eval-settings-'));
+      const first = await seal(evalArgs(server.url, ids, out));
+      expect(first.code, first.stderr).toBe(0);
+      const run = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
+      expect(run).toMatchObject({ policy: 'server', split: ids, format: 'hermes' });
+      writeFileSync(join(out, 'notes.txt'), 'mine\n');
+      const before = snapshot(out);
+      const refused: [string[], string][] = [
+        [evalArgs(server.url, 'multi_turn_base_0', out), 'split'],
+        [evalArgs(server.url, ids, out, '--format', 'python'), 'format'],
+        [evalArgs(server.url, ids, out, '--temperature', '0.7'), 'sampling'],
+        [evalArgs(server.url, ids, out, '--extra-body', '{"top_k": 5}'), 'extraBody'],
+        [evalArgs(server.url, ids, out, '--model', 'other'), 'model'],
+        [
+          ['eval', '--suite', 'mini', '--policy', 'embedded', '--split', 'mini_base_0', '--out', out],
+          'suite, split, policy, model, format',
+        ],
+      ];
+      for (const [args, what] of refused) {
+        const r = await seal(args);
+        expect(r.code, `${what}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`holds a run with a different ${what} (`);
+        expect(r.stderr).toContain('another --out folder');
+        expect(r.stderr).toContain('--force');
+        expect(snapshot(out), what).toEqual(before);
+      }
+      // the same settings resume (nothing left to run), a moved server included
+      const again = await seal(evalArgs('http://127.0.0.1:9/v1', ids, out));
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('0 task(s) run, 3 kept from before');
+      // a folder of an earlier build (no policy recorded) resumes on the settings it records
+      const { policy: _, ...legacy } = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
+      writeFileSync(join(out, 'run.json'), JSON.stringify(legacy));
+      const old = await seal(evalArgs(server.url, ids, out));
+      expect(old.stdout, old.stderr).toContain('0 task(s) run, 3 kept from before');
+
+      const forced = await seal(evalArgs(server.url, 'multi_turn_base_1', out, '--force'));
+      expect(forced.code, forced.stderr).toBe(0);
+      expect(forced.stdout).toContain('1 task(s) run, 0 kept from before');
+      expect(readFinished(out).size).toBe(1);
+      expect(JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')).split).toBe('multi_turn_base_1');
+      const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+      expect(summary.categories.base).toEqual({ n: 1, accuracy: 0 });
+      expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('mine\n');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('results without their run.json are not adopted', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'seal-eval-orphan-'));
+    writeFileSync(
+      join(out, 'results.jsonl'),
+      '{"id": "multi_turn_base_0", "valid": true, "trajectory": {}}\n',
+    );
+    const before = snapshot(out);
+    const r = await seal(evalArgs('http://127.0.0.1:9/v1', 'multi_turn_base_0', out));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('but no run.json');
+    expect(r.stderr).toContain('--force');
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  it('seal compare refuses a folder whose summary and results disagree, naming it and what to do', async () => {
+    const behaviours: Record<string, Behaviour> = {
+      multi_turn_base_0: 'gt',
+      multi_turn_base_1: 'wrong',
+      multi_turn_miss_param_4: 'gt',
+    };
+    const ids = Object.keys(behaviours).join(',');
+    const server = await startFakeModelServer(bfclPlayer(data, behaviours, 'hermes'));
+    try {
+      const root = mkdtempSync(join(tmpdir(), 'seal-compare-mixed-'));
+      const [whole, one] = [join(root, 'whole'), join(root, 'one')];
+      for (const [dir, split] of [
+        [whole, ids],
+        [one, 'multi_turn_base_0'],
+      ] as const) {
+        const r = await seal(evalArgs(server.url, split, dir));
+        expect(r.code, r.stderr).toBe(0);
+      }
+      // what an older build left: the three tasks' results under the one task's summary
+      const mixed = join(root, 'mixed');
+      cpSync(whole, mixed, { recursive: true });
+      cpSync(join(one, 'summary.json'), join(mixed, 'summary.json'));
+      const r = await seal(['compare', whole, mixed]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`${mixed} mixes runs: its summary.json counts 1 task(s), average 100.00`);
+      expect(r.stderr).toContain('results.jsonl holds 3, average');
+      expect(r.stderr).toContain(`Rerun \`seal eval\` into ${mixed}`);
+      // a task twice: the summary still agrees with the last verdict, the results do not
+      const twice = join(root, 'twice');
+      cpSync(whole, twice, { recursive: true });
+      const line = readFileSync(join(twice, 'results.jsonl'), 'utf8').split('\n')[0]!;
+      appendFileSync(join(twice, 'results.jsonl'), `${line}\n`);
+      const t = await seal(['compare', twice, whole]);
+      expect(t.code).toBe(2);
+      expect(t.stderr).toMatch(
+        new RegExp(`${twice} mixes runs: its results.jsonl holds task \\S+ more than once`),
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('seal compare and seal experiment give the same output whatever the order of the results lines', async () => {
+    // 40 tasks, ten per category, each run answering a seeded half of them
+    const ids = ['base', 'miss_func', 'miss_param', 'long_context'].flatMap((c) =>
+      data.tasks
+        .filter((t) => t.category === c)
+        .slice(0, 10)
+        .map((t) => t.id),
+    );
+    const rng = new Rng(7, 'mulberry32');
+    const runs = ['a', 'b'].map(() =>
+      Object.fromEntries(ids.map((id) => [id, (rng.next() < 0.5 ? 'gt' : 'wrong') as Behaviour])),
+    );
+    const root = mkdtempSync(join(tmpdir(), 'seal-order-'));
+    for (const [i, name] of ['a', 'b'].entries()) {
+      const server = await startFakeModelServer(bfclPlayer(data, runs[i]!, 'hermes'));
+      try {
+        const r = await seal(
+          evalArgs(server.url, ids.join(','), join(root, 'kept', name), '--concurrency', '4'),
+        );
+        expect(r.code, r.stderr).toBe(0);
+      } finally {
+        await server.close();
+      }
+    }
+    // the same folders with their results lines shuffled (a seeded permutation, then reversed)
+    for (const name of ['a', 'b']) {
+      const dir = join(root, 'shuffled', name);
+      cpSync(join(root, 'kept', name), dir, { recursive: true });
+      const lines = readFileSync(join(dir, 'results.jsonl'), 'utf8').trim().split('\n');
+      const order = new Rng(name === 'a' ? 11 : 12, 'mulberry32');
+      for (let i = lines.length - 1; i > 0; i--) {
+        const j = Math.floor(order.next() * (i + 1));
+        [lines[i], lines[j]] = [lines[j]!, lines[i]!];
+      }
+      writeFileSync(join(dir, 'results.jsonl'), `${lines.reverse().join('\n')}\n`);
+    }
+    const kept = await seal(['compare', join(root, 'kept', 'a'), join(root, 'kept', 'b')]);
+    const shuffled = await seal(['compare', join(root, 'shuffled', 'a'), join(root, 'shuffled', 'b')]);
+    expect(kept.code, kept.stderr).toBe(0);
+    // a comparison with something to resample: tasks won and lost, an interval of some width
+    expect(kept.stdout).toMatch(/\| b +\| +40 \| +[1-9]\d* \| +[1-9]\d* \|.*\[-\d+\.\d\d, \+\d+\.\d\d\] \|/);
+    expect(shuffled.stdout).toBe(kept.stdout);
+
+    // seal experiment's tables, from an experiment folder holding the same evaluations
+    const experiment = (from: string) => {
+      const dir = join(root, `experiment-${from}`);
+      for (const [method, seed] of [
+        ['seal', 1],
+        ['vanilla', 1],
+      ] as const) {
+        const run = join(dir, runDirName(method, seed));
+        mkdirSync(run, { recursive: true });
+        cpSync(join(root, from, 'a'), join(run, 'eval-start'), { recursive: true });
+        cpSync(join(root, from, method === 'seal' ? 'b' : 'a'), join(run, 'eval-final'), { recursive: true });
+      }
+      return pairedTables(dir, ['seal', 'vanilla'], [1]);
+    };
+    expect(experiment('shuffled')).toBe(experiment('kept'));
   });
 });
 

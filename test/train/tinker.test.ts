@@ -259,6 +259,50 @@ describe('seal train --learner tinker against a Tinker-protocol server', { timeo
     expect(json(join(out, 'finished.json')).billing.rows).toBeGreaterThanOrEqual(2 * 2);
   });
 
+  it('seal eval --policy tinker records its chat format, and a resume with another one is refused', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'seal-tinker-eval-')), 'eval');
+    const args = (...more: string[]) => [
+      'eval',
+      '--policy',
+      'tinker',
+      '--model',
+      'Qwen/Qwen3-8B',
+      '--tokenizer',
+      QWEN3_DIR,
+      '--base-url',
+      server.url,
+      '--suite',
+      'mini',
+      '--split',
+      'mini_base_0',
+      '--max-tokens',
+      '64',
+      '--out',
+      out,
+      ...more,
+    ];
+    const first = await seal(args(), ENV);
+    expect(first.code, first.stderr).toBe(0);
+    expect(json(join(out, 'run.json'))).toMatchObject({
+      policy: 'tinker',
+      renderer: 'qwen3',
+      thinking: 'template',
+    });
+    const files = ['run.json', 'results.jsonl', 'summary.json'];
+    const before = files.map((f) => readFileSync(join(out, f), 'utf8'));
+    for (const [more, what] of [
+      [['--renderer', 'hf_template', '--thinking', 'off', '--format', 'native'], 'renderer, thinking'],
+      [['--renderer', 'qwen3_disable_thinking'], 'renderer'],
+    ] as const) {
+      const r = await seal(args(...more), ENV);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`holds a run with a different ${what} (`);
+      expect(files.map((f) => readFileSync(join(out, f), 'utf8'))).toEqual(before);
+    }
+    const again = await seal(args(), ENV);
+    expect(again.stdout).toContain('0 task(s) run, 1 kept from before');
+  });
+
   it('--dry-run prints one round of requests and tokens without a key or a request', async () => {
     const before = server.requests.length;
     const r = await seal(

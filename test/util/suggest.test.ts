@@ -31,5 +31,25 @@ describe('did you mean', () => {
   it('writes the hint, or nothing', () => {
     expect(didYouMean('rond', KEYS)).toBe(' (did you mean rounds?)');
     expect(didYouMean('zzzq', KEYS)).toBe('');
+    expect(didYouMean('maxStep', ['maxSteps', 'maxStop'])).toBe(' (did you mean maxSteps or maxStop?)');
+  });
+
+  // a name at a third of the longer name's length (rounded down, at least one edit) is suggested,
+  // one edit more is not: each line is a name, a word at the limit and a word just past it
+  it.each([
+    ['lr', 'l', 'xy'], // length 2: one edit
+    ['seed', 'sed', 'sd'], // 4: one
+    ['rounds', 'rond', 'rnd'], // 6: two
+    ['maxSteps', 'maxStp', 'steps'], // 8: two
+    ['tasksPerRound', 'tasksPerR', 'tasksPer'], // 13: four
+  ])('%s: %s is close enough, %s is not', (name, near, far) => {
+    expect(suggest(near, [name])).toEqual([name]);
+    expect(suggest(far, [name])).toEqual([]);
+  });
+
+  it('measures the limit on the longer of the two names', () => {
+    // two letters too many on a four-letter key: a third of six allows two
+    expect(suggest('seedxx', ['seed'])).toEqual(['seed']);
+    expect(suggest('seedxxx', ['seed'])).toEqual([]);
   });
 });
