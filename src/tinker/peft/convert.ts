@@ -214,7 +214,8 @@ export function convertToPeft(input: ConvertInput): PeftAdapter {
   const experts = base ? expertCount(base.config) : undefined;
   // what vLLM and PEFT read as the base model: the name the user or the checkpoint gave, else
   // the name the folder's config.json keeps, else the folder itself (vllm serve takes a path)
-  const servedBase = baseName ?? (base ? (nonEmpty(base.config._name_or_path) ?? resolve(base.source)) : undefined);
+  const servedBase =
+    baseName ?? (base ? (nonEmpty(base.config._name_or_path) ?? resolve(base.source)) : undefined);
 
   /** Tinker's module path as the model (and vLLM) names it */
   const servingPath = (path: string): string => {

@@ -170,7 +170,8 @@ export function familyOfPaths(
 /** whether the model ties its output head to the input embedding, as its config.json says (a vision model's in text_config) */
 export function tiesEmbeddings(config: Readonly<Record<string, unknown>>): boolean | undefined {
   for (const c of [config, config.text_config as Record<string, unknown> | undefined])
-    if (c && typeof c === 'object' && typeof c.tie_word_embeddings === 'boolean') return c.tie_word_embeddings;
+    if (c && typeof c === 'object' && typeof c.tie_word_embeddings === 'boolean')
+      return c.tie_word_embeddings;
   return undefined;
 }
 
