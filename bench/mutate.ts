@@ -60,6 +60,8 @@ const CHECKPOINTS = 'test/tinker/checkpoints.test.ts';
 const CHECKPOINTS_CLI = 'test/tinker/checkpoints-cli.test.ts';
 const HOSTILE = 'test/tinker/download-hostile.test.ts';
 const DOWNLOAD_CLI = 'test/tinker/download-cli.test.ts';
+const CONVERT_CLI = 'test/tinker/checkpoints-convert.test.ts';
+const PEFT = 'test/tinker/peft.test.ts';
 
 export const BREAKS: readonly Break[] = [
   {
@@ -439,11 +441,11 @@ export const BREAKS: readonly Break[] = [
     name: 'max-lora-rank',
     kind: "--max-lora-rank printed as the adapter's rank, not one vLLM takes (cli/checkpoints.ts maxLoraRank)",
     claim:
-      'docs/commands/checkpoints.md: "`--max-lora-rank` is the largest rank ... rounded up to one vLLM takes (8, 16, 32, ...)"',
+      'docs/commands/checkpoints.md: "`--max-lora-rank` is the largest rank ... rounded up to one vLLM takes (1, 8, 16, 32, 64, 128, 256, 320 or 512)"',
     file: 'src/cli/checkpoints.ts',
-    search: 'let r = 8;',
-    replace: 'let r = 1;',
-    tests: [CHECKPOINTS_CLI],
+    search: 'return VLLM_LORA_RANKS.find((r) => r >= rank);',
+    replace: 'return Math.max(8, 2 ** Math.ceil(Math.log2(rank)));',
+    tests: [CHECKPOINTS_CLI, CONVERT_CLI],
   },
   {
     name: 'lora-name',
@@ -830,6 +832,177 @@ export const BREAKS: readonly Break[] = [
     search: "const legacy = !('policy' in before);",
     replace: 'const legacy = false;',
     tests: ['test/eval/eval.test.ts'],
+  },
+  // ---- the LoRA export and the renderers' edges (issue 54, items 8-10) ----------------------------
+  {
+    name: 'lora-mxfp4-refused',
+    kind: "gpt-oss's released MXFP4 expert weights not recognised: its adapter refused (peft/convert.ts)",
+    claim:
+      'docs/commands/checkpoints.md: "The released checkpoints keep those in MXFP4 ... their expert count and the [rows, inputs] they imply are checked against the adapter\'s"',
+    file: 'src/tinker/peft/convert.ts',
+    search: 'const packed = fused.found ? undefined : mxfp4Experts(base, fusedTarget);',
+    replace: 'const packed = fused.found || base ? undefined : mxfp4Experts(base, fusedTarget);',
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-mxfp4-shape',
+    kind: "MXFP4 blocks of another width or height than the adapter's LoRA accepted (peft/convert.ts)",
+    claim:
+      'docs/commands/checkpoints.md: "their expert count and the [rows, inputs] they imply are checked against the adapter\'s"',
+    file: 'src/tinker/peft/convert.ts',
+    search: 'if (packed.rows !== undefined && (packed.rows !== rows || packed.inputs !== inA))',
+    replace: 'if (packed.rows !== undefined && packed.rows < 0)',
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-family-names-ignored',
+    kind: "without a base model, gpt-oss's adapter converted by the standard names (attn kept) (peft/convert.ts)",
+    claim: 'docs/commands/checkpoints.md: "It never converts by another family\'s names."',
+    file: 'src/tinker/peft/convert.ts',
+    search: 'const told = base ? undefined : familyOfPaths(pairs.map((p) => p.path));',
+    replace: 'const told = base || true ? undefined : familyOfPaths(pairs.map((p) => p.path));',
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-family-name-clash',
+    kind: "an adapter whose names are gpt-oss's converted under a Qwen3 name's family, not refused (peft/convert.ts)",
+    claim:
+      'docs/commands/checkpoints.md: "when the name given is another family\'s, the conversion is refused (exit 2)"',
+    file: 'src/tinker/peft/convert.ts',
+    search: '    if (baseName !== undefined)\n',
+    replace: "    if (baseName === '')\n",
+    tests: [PEFT, CONVERT_CLI],
+  },
+  {
+    name: 'lora-head-guessed',
+    kind: 'the output head mapped to lm_head without the base model, a guess wrong for tied models (peft/convert.ts)',
+    claim:
+      'docs/commands/checkpoints.md: "So an adapter that trains the head (Tinker trains it by default) needs `--base-model-dir`; without it the conversion is refused (exit 2)."',
+    file: 'src/tinker/peft/convert.ts',
+    search: 'if (trainsHead && !base)',
+    replace: 'if (trainsHead && !base && baseName === "")',
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-tie-config-ignored',
+    kind: "config.json's tie_word_embeddings ignored: the weights alone decide lm_head or embed_tokens (peft/convert.ts)",
+    claim:
+      'docs/commands/checkpoints.md: "Only the model tells which: its `config.json`\'s `tie_word_embeddings` (a vision model\'s in `text_config`), else whether its weights hold an `lm_head`."',
+    file: 'src/tinker/peft/convert.ts',
+    search: '? (tiesEmbeddings(base.config) ??',
+    replace: '? (undefined ??',
+    tests: [PEFT, CONVERT_CLI],
+  },
+  {
+    name: 'lora-base-name-null',
+    kind: 'base_model_name_or_path left null when only the base folder is given (peft/convert.ts)',
+    claim:
+      'docs/commands/checkpoints.md: "with none of these, the `_name_or_path` of the folder\'s `config.json`, else the folder\'s absolute path"',
+    file: 'src/tinker/peft/convert.ts',
+    search: 'baseName ?? (base ? (nonEmpty(base.config._name_or_path) ?? resolve(base.source)) : undefined);',
+    replace: 'baseName;',
+    tests: [PEFT, CONVERT_CLI],
+  },
+  {
+    name: 'lora-expert-count-key',
+    kind: "gpt-oss's and Mixtral's expert count (num_local_experts) not read from config.json (peft/families.ts)",
+    claim:
+      'docs/commands/checkpoints.md: "The number of experts must be the model\'s (`num_experts`, `num_local_experts`, `n_routed_experts` or `moe_num_experts` in its config.json"',
+    file: 'src/tinker/peft/families.ts',
+    search:
+      "for (const key of ['num_experts', 'num_local_experts', 'n_routed_experts', 'moe_num_experts']) {",
+    replace: "for (const key of ['num_experts', 'n_routed_experts', 'moe_num_experts']) {",
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-expert-count-text-config',
+    kind: "a vision MoE model's expert count (in text_config) not read (peft/families.ts expertCount)",
+    claim:
+      'docs/commands/checkpoints.md: "or in its `text_config`; else the first dimension of a fused 3-D expert weight"',
+    file: 'src/tinker/peft/families.ts',
+    search:
+      "for (const c of [config, config.text_config as Record<string, unknown> | undefined])\n    if (c && typeof c === 'object')\n",
+    replace: "for (const c of [config])\n    if (c && typeof c === 'object')\n",
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-expert-count-fused',
+    kind: "a fused 3-D expert weight's expert count not compared with the adapter's stacks (peft/convert.ts)",
+    claim: 'docs/commands/checkpoints.md: "else the first dimension of a fused 3-D expert weight"',
+    file: 'src/tinker/peft/convert.ts',
+    search: 'if (fused.found && fused.shape && fused.shape[0] !== count)',
+    replace: 'if (fused.found && fused.shape && fused.shape[0] < 0)',
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-base-shape',
+    kind: "a base model weight of another shape than the adapter's LoRA accepted (peft/convert.ts)",
+    claim: 'docs/commands/checkpoints.md: "the shards\' headers give the shapes, which are compared too"',
+    file: 'src/tinker/peft/convert.ts',
+    search:
+      'if (found.shape?.length === 2 && (found.shape[0] !== B.shape[0] || found.shape[1] !== A.shape[1]))',
+    replace: 'if (found.shape?.length === 2 && found.shape[0] < 0)',
+    tests: [PEFT],
+  },
+  {
+    name: 'lora-convert-base-ignored',
+    kind: 'seal checkpoints convert reads --base-model-dir, then converts without it (cli/checkpoints.ts)',
+    claim:
+      'docs/commands/checkpoints.md: "With `--base-model-dir` every name is looked up among the model\'s weights"',
+    file: 'src/cli/checkpoints.ts',
+    search: 'result = convertInto(rawDir, flags.out, { baseModel, baseModelName: flags.baseModel });',
+    replace: 'result = convertInto(rawDir, flags.out, { baseModelName: flags.baseModel });',
+    tests: [CONVERT_CLI],
+  },
+  {
+    name: 'lora-rank-merged',
+    kind: "--max-lora-rank from r, below a merged module's rank (cli/checkpoints.ts serveHint)",
+    claim:
+      'docs/commands/checkpoints.md: "`--max-lora-rank` is the largest rank (a merged module\'s may be larger than `r`)"',
+    file: 'src/cli/checkpoints.ts',
+    search: 'const limit = maxLoraRank(summary.maxRank);',
+    replace: 'const limit = maxLoraRank(summary.rank);',
+    tests: [CONVERT_CLI],
+  },
+  {
+    name: 'lora-rank-above-512',
+    kind: 'a vllm serve line printed for a rank vLLM does not serve (cli/checkpoints.ts)',
+    claim:
+      'docs/commands/checkpoints.md: "vLLM serves no LoRA of a rank above 512: for such an adapter the vLLM line is left out and says why."',
+    file: 'src/cli/checkpoints.ts',
+    search: 'export const VLLM_LORA_RANKS = [1, 8, 16, 32, 64, 128, 256, 320, 512] as const;',
+    replace: 'export const VLLM_LORA_RANKS = [1, 8, 16, 32, 64, 128, 256, 320, 512, 1024] as const;',
+    tests: [CONVERT_CLI],
+  },
+  {
+    name: 'gptoss-outside-functions',
+    kind: 'a gpt-oss call to a recipient outside functions. read as clean text (families/gpt-oss.ts)',
+    claim:
+      'docs/renderer.md: "A message to a recipient outside `functions` (`to=get_weather` without the namespace, or harmony\'s own `to=browser.search`, `to=python`) is `unparsed` with its raw text and `ok: false`"',
+    file: 'src/render/families/gpt-oss.ts',
+    search: "if (m.recipient !== null && !m.recipient.startsWith('functions.')) {",
+    replace: "if (m.recipient !== null && m.recipient === '') {",
+    tests: ['test/render/families/gpt-oss.test.ts'],
+  },
+  {
+    name: 'family-tool-name',
+    kind: "a tool result that names only its call's id written without the call's name: gpt-oss's functions.unknown (family-renderer.ts)",
+    claim:
+      'docs/renderer.md: "A `tool` message that names only the call it answers (its `tool_call_id`, as a rollout\'s tool results do) is written by a family renderer under that call\'s function name and id"',
+    file: 'src/render/family-renderer.ts',
+    search: 'const name = m.name ?? (m.tool_call_id ? callNames.get(m.tool_call_id) : undefined);',
+    replace: 'const name = m.name;',
+    tests: ['test/render/cli.test.ts'],
+  },
+  {
+    name: 'family-tool-id',
+    kind: "a tool result's call id dropped: Kimi's `## Return of` names no call (family-renderer.ts)",
+    claim:
+      "docs/renderer.md: \"is written by a family renderer under that call's function name and id: gpt-oss's `<|start|>functions.NAME to=assistant`, Kimi's `NAME` and `## Return of ID`\"",
+    file: 'src/render/family-renderer.ts',
+    search: '...(m.tool_call_id !== undefined ? { toolCallId: m.tool_call_id } : {}),',
+    replace: '',
+    tests: ['test/render/cli.test.ts'],
   },
 ];
 

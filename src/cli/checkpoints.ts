@@ -261,21 +261,22 @@ export function checkpointTable(checkpoints: readonly Checkpoint[], named: Reado
     .join('\n');
 }
 
-/**
- * vLLM's `--max-lora-rank` takes only some values (8, 16, 32, ... 512): the smallest power of two
- * from 8 up that holds the adapter's rank
- */
-export function maxLoraRank(rank: number): number {
-  let r = 8;
-  while (r < rank) r *= 2;
-  return r;
+/** the values vLLM's `--max-lora-rank` takes (its LoRAConfig's MaxLoRARanks); none is above 512 */
+export const VLLM_LORA_RANKS = [1, 8, 16, 32, 64, 128, 256, 320, 512] as const;
+
+/** the smallest `--max-lora-rank` vLLM takes that holds the rank; undefined above 512, which vLLM does not serve */
+export function maxLoraRank(rank: number): number | undefined {
+  return VLLM_LORA_RANKS.find((r) => r >= rank);
 }
 
 /** how to serve the folder, for the closing lines */
 export function serveHint(summary: AdapterSummary, name: string, baseModel: string | undefined): string {
   const base = summary.baseModel ?? baseModel ?? 'BASE_MODEL';
+  const limit = maxLoraRank(summary.maxRank);
   return [
-    `vllm serve ${base} --enable-lora --max-lora-rank ${maxLoraRank(summary.maxRank)} --lora-modules ${name}=${resolve(summary.dir)}`,
+    limit === undefined
+      ? `(not vLLM: it serves LoRA ranks up to ${VLLM_LORA_RANKS.at(-1)}, and this adapter's largest is ${summary.maxRank})`
+      : `vllm serve ${base} --enable-lora --max-lora-rank ${limit} --lora-modules ${name}=${resolve(summary.dir)}`,
     `python -m sglang.launch_server --model-path ${base} --lora-paths ${name}=${resolve(summary.dir)}`,
     `seal eval --suite bfcl --split test --base-url http://127.0.0.1:8000/v1 --model ${name} --format hermes --out runs/eval-${name}`,
   ].join('\n');

@@ -170,6 +170,26 @@ describe('seal render', () => {
     expect(existsSync(join(dir, 'rc.jsonl'))).toBe(false);
   }, 60_000);
 
+  it('writes a tool result under the call it answers: its tool_call_id gives the name (gpt-oss) and both (Kimi)', async () => {
+    // a rollout's tool messages carry the call's id alone, as the chat above does
+    const input = join(dir, 'tool-result.jsonl');
+    writeFileSync(input, `${JSON.stringify(chat)}\n`);
+    const rendered = async (renderer: string) => {
+      const out = join(dir, `tool-result-${renderer}.jsonl`);
+      const r = await seal(['render', '--renderer', renderer, '--input', input, '--out', out], {
+        HF_HOME: join(dir, 'empty-hf-home'),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(readFileSync(out, 'utf8')) as { text: string }).text;
+    };
+    expect(await rendered('gpt_oss_no_sysprompt')).toContain(
+      '<|start|>functions.move to=assistant<|channel|>commentary<|message|>{"moved": true}<|end|>',
+    );
+    expect(await rendered('kimi_k2')).toContain(
+      '<|im_system|>move<|im_middle|>## Return of call_0\n{"moved": true}<|im_end|>',
+    );
+  }, 60_000);
+
   it('parses completions with --parse: calls with their arguments as written, malformed ones not ok', async () => {
     const input = join(dir, 'completions.jsonl');
     const call =

@@ -157,6 +157,49 @@ export function gptOssParams(): Record<string, number[]> {
   return p;
 }
 
+/**
+ * gpt-oss as released: its experts in MXFP4 (`_blocks` [E, rows, in/32, 16] bytes, `_scales`
+ * [E, rows, in/32]); the attention stays a plain weight. A block holds 32 inputs, so this model is
+ * wider than the others: hidden 32, the experts' intermediate 64. `raw` is Tinker's adapter of it.
+ */
+export const MXFP4_HIDDEN = 32;
+export const MXFP4_INTER = 64;
+export function gptOssMxfp4(experts = EXPERTS): { raw: Tensor[]; params: Record<string, number[]> } {
+  const [h, i] = [MXFP4_HIDDEN, MXFP4_INTER];
+  const raw: Tensor[] = [];
+  const params: Record<string, number[]> = {
+    'model.embed_tokens.weight': [VOCAB, h],
+    'lm_head.weight': [VOCAB, h],
+  };
+  for (let l = 0; l < 2; l++) {
+    const e = `model.layers.${l}.mlp.experts`;
+    raw.push(
+      ...pair(`model.layers.${l}.attn.q_proj`, h, h),
+      ...expertPair(`${e}.w1`, i, h, 'A', experts),
+      ...expertPair(`${e}.w3`, i, h, 'A', experts),
+      ...expertPair(`${e}.w2`, h, i, 'B', experts),
+    );
+    params[`model.layers.${l}.self_attn.q_proj.weight`] = [h, h];
+    params[`model.layers.${l}.self_attn.sinks`] = [2];
+    params[`model.layers.${l}.mlp.router.weight`] = [EXPERTS, h];
+    params[`${e}.gate_up_proj_blocks`] = [EXPERTS, 2 * i, h / 32, 16];
+    params[`${e}.gate_up_proj_scales`] = [EXPERTS, 2 * i, h / 32];
+    params[`${e}.gate_up_proj_bias`] = [EXPERTS, 2 * i];
+    params[`${e}.down_proj_blocks`] = [EXPERTS, h, i / 32, 16];
+    params[`${e}.down_proj_scales`] = [EXPERTS, h, i / 32];
+    params[`${e}.down_proj_bias`] = [EXPERTS, h];
+  }
+  return { raw, params };
+}
+
+export const GPT_OSS_CONFIG = {
+  architectures: ['GptOssForCausalLM'],
+  model_type: 'gpt_oss',
+  num_local_experts: EXPERTS,
+  tie_word_embeddings: false,
+  quantization_config: { quant_method: 'mxfp4' },
+};
+
 let dirs = 0;
 const root = mkdtempSync(join(tmpdir(), 'seal-peft-'));
 /** the folders scratch() and baseModelDir() made, removed (a test file's afterAll) */

@@ -5,6 +5,7 @@
  * right bytes, fused parts merged (block-diagonal B, checked by its product with A), the config
  * completed; and bad input ends in one sentence.
  */
+import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AdapterError, parseSafetensors, type Tensor, writeSafetensors } from '../../src/tinker/adapter.js';
 import { convertToPeft, readBaseModelDir } from '../../src/tinker/peft/index.js';
@@ -18,8 +19,12 @@ import {
   EXPERTS,
   expertPair,
   f32,
+  GPT_OSS_CONFIG,
+  gptOssMxfp4,
   gptOssParams,
   HIDDEN,
+  MXFP4_HIDDEN,
+  MXFP4_INTER,
   moeParams,
   pair,
   R,
@@ -131,14 +136,86 @@ describe('dense (Qwen3-8B-like, Llama-like)', () => {
   });
 
   it('converts by the family rules alone without a base model, and says the names were not checked', () => {
+    const withoutHead = rawDense().filter((t) => !t.name.includes('unembed_tokens'));
     const peft = convertToPeft({
-      tensors: rawDense(),
+      tensors: withoutHead,
       config: { ...rawConfig(), base_model_name_or_path: 'meta-llama/Llama-3.1-8B' },
     });
     expect(peft.checked).toBe(false);
     expect(peft.config.base_model_name_or_path).toBe('meta-llama/Llama-3.1-8B');
     expect(modulesOf(peft.tensors)).toContain('model.layers.1.mlp.down_proj');
-    expect(modulesOf(peft.tensors)).toContain('lm_head');
+  });
+
+  it('refuses an output head without the base model: only its config.json tells lm_head from a tied embed_tokens', () => {
+    for (const baseModelName of [undefined, 'Qwen/Qwen3-8B', 'meta-llama/Llama-3.2-1B']) {
+      const convert = () =>
+        convertToPeft({
+          tensors: rawDense(),
+          config: rawConfig(),
+          ...(baseModelName ? { baseModelName } : {}),
+        });
+      expect(convert).toThrow(UserError);
+      expect(convert).toThrow(
+        /trains the output head \(Tinker's model\.unembed_tokens\).*only the model's config\.json \(tie_word_embeddings\) tells which: give --base-model-dir/,
+      );
+    }
+  });
+
+  it("maps the output head by the config's tie_word_embeddings, over what the weights hold", () => {
+    const head = (config: Record<string, unknown>, tied: boolean) => {
+      const base = readBaseModelDir(baseModelDir(config, denseParams(tied)));
+      const mods = modulesOf(
+        convertToPeft({ tensors: rawDense(), config: rawConfig(), baseModel: base }).tensors,
+      );
+      return mods.filter((m) => m === 'lm_head' || m.endsWith('embed_tokens'));
+    };
+    // Qwen3-0.6B-like: tied, though its weights also hold an lm_head
+    expect(head({ ...QWEN3, tie_word_embeddings: true }, false)).toEqual(['model.embed_tokens']);
+    expect(head({ ...QWEN3, tie_word_embeddings: false }, false)).toEqual(['lm_head']);
+    // a vision model says it in text_config
+    expect(head({ ...QWEN3, text_config: { tie_word_embeddings: true } }, false)).toEqual([
+      'model.embed_tokens',
+    ]);
+    // no word in the config: the weights tell (no lm_head: tied)
+    expect(head(QWEN3, true)).toEqual(['model.embed_tokens']);
+    // untied by its config, but no lm_head among the weights: not this model
+    expect(() => head({ ...QWEN3, tie_word_embeddings: false }, true)).toThrow(
+      /maps to lm_head\.weight, which the base model's weights .* do not hold/,
+    );
+  });
+
+  it('writes base_model_name_or_path: the name given, else the folder config.json names, else the folder', () => {
+    const dir = baseModelDir(QWEN3, denseParams());
+    const named = (baseModelName?: string, config: Record<string, unknown> = rawConfig(), folder = dir) =>
+      convertToPeft({
+        tensors: rawDense(),
+        config,
+        baseModel: readBaseModelDir(folder),
+        ...(baseModelName ? { baseModelName } : {}),
+      }).config.base_model_name_or_path;
+    expect(named('Qwen/Qwen3-8B')).toBe('Qwen/Qwen3-8B');
+    expect(named(undefined, { ...rawConfig(), base_model_name_or_path: 'Qwen/Qwen3-8B-Base' })).toBe(
+      'Qwen/Qwen3-8B-Base',
+    );
+    expect(named()).toBe(resolve(dir));
+    expect(
+      named(
+        undefined,
+        rawConfig(),
+        baseModelDir({ ...QWEN3, _name_or_path: 'Qwen/Qwen3-4B' }, denseParams()),
+      ),
+    ).toBe('Qwen/Qwen3-4B');
+  });
+
+  it("refuses a base model whose weight is another shape than the adapter's LoRA", () => {
+    const params = denseParams();
+    params['model.layers.1.mlp.down_proj.weight'] = [8, 16];
+    const base = readBaseModelDir(baseModelDir(QWEN3, params));
+    const convert = () => convertToPeft({ tensors: rawDense(), config: rawConfig(), baseModel: base });
+    expect(convert).toThrow(UserError);
+    expect(convert).toThrow(
+      /model\.layers\.1\.mlp\.down_proj is a LoRA of a \[8, 12\] weight, but the base model's model\.layers\.1\.mlp\.down_proj\.weight is \[8, 16\]/,
+    );
   });
 
   it('puts a Qwen3.5 model by name under model.language_model., its split in_proj_q/k/v kept apart', () => {
@@ -271,6 +348,121 @@ describe('MoE (Qwen3-30B-A3B-like, gpt-oss-like)', () => {
       baseModelName: 'openai/gpt-oss-20b',
     });
     expect(modulesOf(byNameOnly.tensors)).toEqual(mods);
+  });
+
+  it("gpt-oss without a base model or its name: told by the adapter's attn, never converted by another family's names", () => {
+    const peft = convertToPeft({ tensors: rawMoe('attn'), config: rawConfig() });
+    expect(peft.family.id).toBe('gpt_oss');
+    expect(peft.checked).toBe(false);
+    const mods = modulesOf(peft.tensors);
+    expect(mods).toContain('model.layers.0.self_attn.q_proj');
+    expect(mods.some((m) => /\.attn\./.test(m))).toBe(false);
+    expect(peft.notes.join('\n')).toMatch(
+      /the family told by the adapter's own module names \(model\.layers\.0\.attn\./,
+    );
+    // a name that says another family: refused, not converted by that family's names
+    const convert = () =>
+      convertToPeft({ tensors: rawMoe('attn'), config: rawConfig(), baseModelName: 'Qwen/Qwen3-30B-A3B' });
+    expect(convert).toThrow(UserError);
+    expect(convert).toThrow(
+      /model\.layers\.0\.attn\.q_proj is named as gpt-oss models name theirs, but the base model Qwen\/Qwen3-30B-A3B is converted by the Qwen3 \/ Llama \(standard names\) rules: give --base-model/,
+    );
+    // the standard names tell nothing: the name's family stands
+    expect(convertToPeft({ tensors: rawMoe(), config: rawConfig() }).family.id).toBe('default');
+  });
+
+  it('gpt-oss as released: its MXFP4 expert blocks and scales stand for the experts, their shapes checked', () => {
+    const { raw, params } = gptOssMxfp4();
+    const base = readBaseModelDir(baseModelDir(GPT_OSS_CONFIG, params));
+    const peft = convertToPeft({ tensors: raw, config: rawConfig(), baseModel: base });
+    expect(peft.family.id).toBe('gpt_oss');
+    expect(peft.checked).toBe(true);
+    const mods = modulesOf(peft.tensors);
+    expect(mods).toHaveLength(2 * (1 + 3 * EXPERTS));
+    for (let e = 0; e < EXPERTS; e++)
+      for (const proj of ['gate_proj', 'up_proj', 'down_proj'])
+        expect(mods).toContain(`model.layers.0.mlp.experts.${e}.${proj}`);
+    const A = byName(peft.tensors).get(`${P}model.layers.1.mlp.experts.2.down_proj.lora_A.weight`)!;
+    expect(A.shape).toEqual([R, MXFP4_INTER]);
+
+    // blocks of another expert count, width or height, scales that do not match, blocks alone
+    const refused: [Record<string, number[]>, RegExp][] = [
+      [
+        {
+          'model.layers.0.mlp.experts.down_proj_blocks': [4, MXFP4_HIDDEN, 2, 16],
+          'model.layers.0.mlp.experts.down_proj_scales': [4, MXFP4_HIDDEN, 2],
+        },
+        /stacks 3 experts, but the base model's model\.layers\.0\.mlp\.experts\.down_proj_blocks holds 4/,
+      ],
+      [
+        {
+          'model.layers.0.mlp.experts.down_proj_blocks': [3, MXFP4_HIDDEN, 4, 16],
+          'model.layers.0.mlp.experts.down_proj_scales': [3, MXFP4_HIDDEN, 4],
+        },
+        /experts\.w2 is a LoRA of \[32, 64\] expert weights \(32 rows in .*\), but the base model's MXFP4 .*down_proj_blocks hold \[32, 128\]/,
+      ],
+      [
+        {
+          'model.layers.1.mlp.experts.gate_up_proj_blocks': [3, MXFP4_INTER, 1, 16],
+          'model.layers.1.mlp.experts.gate_up_proj_scales': [3, MXFP4_INTER, 1],
+        },
+        /experts\.w1 is a LoRA of \[64, 32\] expert weights \(128 rows in .*\), but .* hold \[64, 32\]/,
+      ],
+      [
+        { 'model.layers.0.mlp.experts.down_proj_scales': [3, MXFP4_HIDDEN, 3] },
+        /down_proj_blocks \[3, 32, 2, 16\] and .*down_proj_scales \[3, 32, 3\] are not MXFP4 blocks and scales/,
+      ],
+    ];
+    const config = { ...GPT_OSS_CONFIG, num_local_experts: undefined };
+    for (const [change, message] of refused) {
+      const folder = baseModelDir(config, { ...params, ...change });
+      expect(() =>
+        convertToPeft({ tensors: raw, config: rawConfig(), baseModel: readBaseModelDir(folder) }),
+      ).toThrow(message);
+    }
+    const alone = { ...params };
+    delete alone['model.layers.0.mlp.experts.gate_up_proj_scales'];
+    expect(() =>
+      convertToPeft({
+        tensors: raw,
+        config: rawConfig(),
+        baseModel: readBaseModelDir(baseModelDir(GPT_OSS_CONFIG, alone)),
+      }),
+    ).toThrow(/maps to model\.layers\.0\.mlp\.experts\.0\.gate_proj\.weight, which the base model's weights/);
+  });
+
+  it("checks the expert count under each name configs give it, and against a fused weight's", () => {
+    const stacks4 = rawMoe('self_attn', 4);
+    const refuse = (config: Record<string, unknown>, params = moeParams(), tensors = stacks4) =>
+      expect(() =>
+        convertToPeft({
+          tensors,
+          config: rawConfig(),
+          baseModel: readBaseModelDir(baseModelDir(config, params)),
+        }),
+      ).toThrow(/stacks 4 experts, but the base model's (config\.json .* says 3|.* holds 3)/);
+    refuse({ architectures: ['Qwen3MoeForCausalLM'], num_experts: EXPERTS });
+    refuse({ architectures: ['MixtralForCausalLM'], num_local_experts: EXPERTS });
+    refuse({ architectures: ['DeepseekV3ForCausalLM'], model_type: 'kimi_k2', n_routed_experts: EXPERTS });
+    refuse({ architectures: ['Ernie4_5_MoeForCausalLM'], moe_num_experts: EXPERTS });
+    refuse({ architectures: ['Qwen3VLMoeForConditionalGeneration'], text_config: { num_experts: EXPERTS } });
+    // no count in the config: the fused 3-D weight's first dimension tells it
+    const gptOss = { architectures: ['GptOssForCausalLM'], model_type: 'gpt_oss' };
+    refuse(gptOss, gptOssParams(), rawMoe('attn', 4));
+    // and the per-expert weights' shapes are the LoRA's
+    const params = moeParams();
+    params['model.layers.1.mlp.experts.2.up_proj.weight'] = [7, 8];
+    expect(() =>
+      convertToPeft({
+        tensors: rawMoe(),
+        config: rawConfig(),
+        baseModel: readBaseModelDir(
+          baseModelDir({ architectures: ['Qwen3MoeForCausalLM'], num_experts: EXPERTS }, params),
+        ),
+      }),
+    ).toThrow(
+      /experts\.w3 is a LoRA of a \[6, 8\] weight, but the base model's model\.layers\.1\.mlp\.experts\.2\.up_proj\.weight is \[7, 8\]/,
+    );
   });
 });
 

@@ -33,7 +33,9 @@
  * of it and records the whole text as unparsed (ok=false). Where the cookbook accepts arguments
  * that are JSON but not an object, or a call with an empty name, seal records them as unparsed.
  * A completion with an unparsed call is not ok (the cookbook still calls it a clean stop, and says
- * so through its unparsed_tool_calls). Text after the first stop token is not read, and a
+ * so through its unparsed_tool_calls). A message to a recipient outside `functions` (`to=get_weather`,
+ * harmony's `to=browser.search`) is unparsed too, where the cookbook keeps its body as text: seal
+ * declares every tool under `functions`. Text after the first stop token is not read, and a
  * completion with no stop token is read as the cookbook does: nothing but its text.
  */
 import {
@@ -309,7 +311,18 @@ interface Read {
 
 function readMessages(text: string): Read {
   const read: Read = { texts: [], thoughts: [], calls: [], unparsed: [] };
+  let elsewhere = 0;
   for (const m of harmonyMessages(text)) {
+    if (m.recipient !== null && !m.recipient.startsWith('functions.')) {
+      // seal declares its tools in `functions` only: a call elsewhere (a bare name, harmony's
+      // built-in browser or python) names no tool the rollout has, and its text is no answer
+      read.unparsed.push({
+        raw: m.raw,
+        error: `a call to ${m.recipient}, outside the functions namespace (tools are called as to=functions.NAME)`,
+      });
+      elsewhere++;
+      continue;
+    }
     if (!pyStrip(m.body)) continue;
     if (m.recipient?.startsWith('functions.')) {
       const c = readCall(m);
@@ -320,7 +333,7 @@ function readMessages(text: string): Read {
     // a message on another channel, or none, says nothing the cookbook keeps
   }
   // a call header whose message never came (no body, or the completion returned first) is a call lost
-  if (count(text, 'to=functions.') > read.calls.length + read.unparsed.length) {
+  if (count(text, 'to=functions.') > read.calls.length + read.unparsed.length - elsewhere) {
     const start = text.lastIndexOf(START);
     read.unparsed.push({
       raw: start === -1 ? text : text.slice(start),

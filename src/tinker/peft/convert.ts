@@ -7,9 +7,17 @@
  * Pure: tensors and configs in, tensors and a config out. Every tensor is moved as bytes (a merge
  * only places rows and zero-fills), so any dtype converts unchanged.
  */
+import { resolve } from 'node:path';
 import { UserError } from '../../util/errors.js';
 import { AdapterError, SAFETENSORS_DTYPES, type Tensor } from '../adapter.js';
-import { detectFamily, expertCount, type FamilyProfile, nameSaysLanguageModelPrefix } from './families.js';
+import {
+  detectFamily,
+  expertCount,
+  type FamilyProfile,
+  familyOfPaths,
+  nameSaysLanguageModelPrefix,
+  tiesEmbeddings,
+} from './families.js';
 
 /** what the base model's folder tells: its config.json and its weights' names (and shapes, when read) */
 export interface BaseModel {
@@ -124,6 +132,37 @@ function lookup(base: BaseModel, name: string): { found: boolean; shape?: readon
   return { found: false };
 }
 
+/** values an MXFP4 block holds: each is 16 bytes of 4-bit values sharing one scale */
+const MXFP4_BLOCK = 32;
+
+/**
+ * A fused expert weight kept in MXFP4, as the released gpt-oss checkpoints keep theirs:
+ * `NAME_blocks` [experts, rows, blocks, 16] bytes and `NAME_scales` [experts, rows, blocks], so the
+ * weight is [experts, rows, blocks · 32]. Undefined when the model has no such pair; the numbers
+ * are undefined where the shards were not there to read.
+ */
+function mxfp4Experts(
+  base: BaseModel,
+  name: string,
+): { experts?: number; rows?: number; inputs?: number } | undefined {
+  const blocks = `${name}_blocks`;
+  const scales = `${name}_scales`;
+  if (!base.parameters.has(blocks) || !base.parameters.has(scales)) return undefined;
+  const b = base.parameters.get(blocks);
+  const sc = base.parameters.get(scales);
+  if (!b) return {};
+  const [experts, rows, count, bytes] = b as [number, number, number, number];
+  if (
+    b.length !== 4 ||
+    bytes !== MXFP4_BLOCK / 2 ||
+    (sc && (sc.length !== 3 || sc[0] !== experts || sc[1] !== rows || sc[2] !== count))
+  )
+    throw new UserError(
+      `the base model's ${blocks} [${b.join(', ')}] and ${scales} [${sc?.join(', ') ?? '?'}] are not MXFP4 blocks and scales ([experts, rows, blocks, ${MXFP4_BLOCK / 2}] and [experts, rows, blocks]): give --base-model-dir the model's folder as released.`,
+    );
+  return { experts, rows, inputs: count * MXFP4_BLOCK };
+}
+
 /** a slice of the outer dimension of a stacked tensor, as bytes */
 function outerSlice(t: Tensor, i: number): Uint8Array {
   const size = elements(t.shape.slice(1)) * SAFETENSORS_DTYPES[t.dtype]!;
@@ -140,23 +179,49 @@ export function convertToPeft(input: ConvertInput): PeftAdapter {
   const pairs = pairsOf(input.tensors);
   const base = input.baseModel;
   const rawName = input.config.base_model_name_or_path;
-  const baseName =
-    input.baseModelName ?? (typeof rawName === 'string' && rawName !== '' ? rawName : undefined);
-  const family = detectFamily(base?.config, baseName);
+  const nonEmpty = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const baseName = input.baseModelName ?? nonEmpty(rawName);
+  const notes: string[] = [];
+  let family = detectFamily(base?.config, baseName);
+  // without the model's weights to check against, the adapter's own names must not be another
+  // family's: converted by the wrong family's rules, vLLM would not load what it adapts
+  const told = base ? undefined : familyOfPaths(pairs.map((p) => p.path));
+  if (told && told.family.id !== family.id) {
+    if (baseName !== undefined)
+      throw new UserError(
+        `the adapter's module ${told.evidence} is named as ${told.family.label} models name theirs, but the base model ${baseName} is converted by the ${family.label} rules: give --base-model the model it was trained on, or --base-model-dir its folder.`,
+      );
+    family = told.family;
+    notes.push(`the family told by the adapter's own module names (${told.evidence})`);
+  }
   const names = base ? [...base.parameters.keys()] : [];
   const lmPrefix = base
     ? names.some((n) => n.startsWith('model.language_model.'))
     : family.languageModelPrefix || nameSaysLanguageModelPrefix(baseName);
-  // Tinker's unembed_tokens is the output head, or the embedding a model ties it to
-  const hasLmHead = !base || names.some((n) => n === 'lm_head.weight' || n.endsWith('.lm_head.weight'));
+  // Tinker's unembed_tokens is the output head, or the embedding a model ties it to; only the
+  // model tells which (config.json's tie_word_embeddings, else whether its weights hold an lm_head)
+  const trainsHead = pairs.some(
+    (p) => p.path === 'model.unembed_tokens' || p.path.startsWith('model.unembed_tokens.'),
+  );
+  if (trainsHead && !base)
+    throw new UserError(
+      "the adapter trains the output head (Tinker's model.unembed_tokens), which is lm_head, or embed_tokens in a model that ties the two (Qwen3 0.6B to 4B, Llama 3.2 1B and 3B); only the model's config.json (tie_word_embeddings) tells which: give --base-model-dir the base model's folder (its config.json with model.safetensors.index.json is enough).",
+    );
+  const tied = base
+    ? (tiesEmbeddings(base.config) ??
+      !names.some((n) => n === 'lm_head.weight' || n.endsWith('.lm_head.weight')))
+    : false;
   const experts = base ? expertCount(base.config) : undefined;
-  const notes: string[] = [];
+  // what vLLM and PEFT read as the base model: the name the user or the checkpoint gave, else
+  // the name the folder's config.json keeps, else the folder itself (vllm serve takes a path)
+  const servedBase =
+    baseName ?? (base ? (nonEmpty(base.config._name_or_path) ?? resolve(base.source)) : undefined);
 
   /** Tinker's module path as the model (and vLLM) names it */
   const servingPath = (path: string): string => {
     let p = path;
     if (p === 'model.unembed_tokens' || p.startsWith('model.unembed_tokens.'))
-      p = p.replace('model.unembed_tokens', hasLmHead ? 'lm_head' : 'model.embed_tokens');
+      p = p.replace('model.unembed_tokens', tied ? 'model.embed_tokens' : 'lm_head');
     else if (p.startsWith('model.lm_head')) p = p.slice('model.'.length);
     if (lmPrefix && p.startsWith('model.') && !p.startsWith('model.language_model.'))
       p = `model.language_model.${p.slice('model.'.length)}`;
@@ -242,7 +307,20 @@ export function convertToPeft(input: ConvertInput): PeftAdapter {
           throw new AdapterError(
             `the raw adapter's ${path} stacks ${count} experts, but the base model's ${fusedTarget} holds ${fused.shape[0]}`,
           );
-        if (!fused.found)
+        const packed = fused.found ? undefined : mxfp4Experts(base, fusedTarget);
+        if (packed) {
+          // gate and up share the fused weight's rows; down has them alone
+          const rows = proj === 'down_proj' ? outB : 2 * outB;
+          if (packed.experts !== undefined && packed.experts !== count)
+            throw new AdapterError(
+              `the raw adapter's ${path} stacks ${count} experts, but the base model's ${fusedTarget}_blocks holds ${packed.experts}`,
+            );
+          if (packed.rows !== undefined && (packed.rows !== rows || packed.inputs !== inA))
+            throw new UserError(
+              `the adapter's ${path} is a LoRA of [${outB}, ${inA}] expert weights (${rows} rows in ${fusedTarget}), but the base model's MXFP4 ${fusedTarget}_blocks hold [${packed.rows}, ${packed.inputs}]: give --base-model-dir the model the adapter was trained on.`,
+            );
+        }
+        if (!fused.found && !packed)
           for (let i = 0; i < count; i++) {
             const name = checkpointName(`${expertsPath}.${i}.${proj}`);
             const found = lookup(base, name);
@@ -385,7 +463,7 @@ export function convertToPeft(input: ConvertInput): PeftAdapter {
     config: {
       peft_type: 'LORA',
       task_type: 'CAUSAL_LM',
-      base_model_name_or_path: baseName ?? null,
+      base_model_name_or_path: servedBase ?? null,
       r,
       lora_alpha: alpha,
       target_modules: targets,

@@ -144,6 +144,37 @@ export function detectFamily(
   return FAMILIES.default;
 }
 
+/**
+ * Tinker's module names that only one family has, right under a layer: gpt-oss's `attn` (where the
+ * others say `self_attn`), Nemotron-H's `mixer`, Qwen3.5's `linear_attn`. Without a base model these
+ * tell the family; the standard names (`self_attn`, `mlp`) tell nothing.
+ */
+const FAMILY_SEGMENTS: Readonly<Record<string, FamilyProfile>> = {
+  attn: FAMILIES.gpt_oss,
+  mixer: FAMILIES.nemotron,
+  linear_attn: FAMILIES.qwen3_5,
+};
+
+/** the family a raw adapter's own module paths show, with the path that shows it */
+export function familyOfPaths(
+  paths: readonly string[],
+): { family: FamilyProfile; evidence: string } | undefined {
+  for (const path of paths) {
+    const segment = /^model\.layers\.\d+\.([a-z_]+)\./.exec(path)?.[1];
+    const family = segment === undefined ? undefined : FAMILY_SEGMENTS[segment];
+    if (family) return { family, evidence: path };
+  }
+  return undefined;
+}
+
+/** whether the model ties its output head to the input embedding, as its config.json says (a vision model's in text_config) */
+export function tiesEmbeddings(config: Readonly<Record<string, unknown>>): boolean | undefined {
+  for (const c of [config, config.text_config as Record<string, unknown> | undefined])
+    if (c && typeof c === 'object' && typeof c.tie_word_embeddings === 'boolean')
+      return c.tie_word_embeddings;
+  return undefined;
+}
+
 /** Vision-language models of the default family keep their text weights under model.language_model. */
 export function nameSaysLanguageModelPrefix(name: string | undefined): boolean {
   return /qwen3-vl/i.test(name ?? '');

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { nativeFormat } from '../../../src/agent/formats/native.js';
 import { type FamilyMessage, RenderRefused, textOf } from '../../../src/render/families/family.js';
 import { toolDefinition } from '../../../src/render/families/gpt-oss.js';
 import { chatFamily } from '../../../src/render/families/index.js';
@@ -343,12 +344,38 @@ describe('gpt-oss parsing', () => {
       unparsed: [],
       ok: true,
     });
-    // a call to a tool outside `functions` is text on its channel; text after the stop token is not read
+  });
+
+  it('records a call outside the functions namespace as unparsed, which a rollout counts as a parse error', () => {
+    for (const text of [
+      // the bare tool name, header in either order; harmony's built-in tools, on any channel
+      '<|channel|>commentary to=get_weather <|constrain|>json<|message|>{"location": "Paris"}<|call|>',
+      ' to=get_weather<|channel|>commentary <|constrain|>json<|message|>{"location": "Paris"}<|call|>',
+      '<|channel|>analysis<|message|>look<|end|><|start|>assistant<|channel|>commentary to=browser.search code<|message|>{"q": 1}<|call|>',
+      '<|channel|>analysis to=python code<|message|>print(1)<|call|>',
+    ]) {
+      const parsed = family.parse(text);
+      expect(parsed.ok, text).toBe(false);
+      expect(parsed.toolCalls, text).toEqual([]);
+      expect(parsed.content, text).toBe('');
+      expect(parsed.unparsed, text).toHaveLength(1);
+      expect(parsed.unparsed[0]!.error, text).toMatch(/a call to \S+, outside the functions namespace/);
+      expect(text.includes(parsed.unparsed[0]!.raw), text).toBe(true);
+      expect(parsed.unparsed[0]!.raw, text).toContain(' to=');
+      // what the Tinker policy hands the native format: the step is the turn's parse error
+      const decoded = nativeFormat.decode({
+        text: parsed.content,
+        unparsedToolCalls: parsed.unparsed,
+        latencyMs: 0,
+      });
+      expect(decoded.kind, text).toBe('parse_error');
+    }
+    // text after the stop token is still not read
     expect(
       family.parse(
         '<|channel|>commentary to=browser.search code<|message|>{"q": 1}<|call|><|start|>assistant<|channel|>final<|message|>x',
-      ),
-    ).toEqual({ content: '{"q": 1}', reasoning: null, toolCalls: [], unparsed: [], ok: true });
+      ).unparsed,
+    ).toHaveLength(1);
   });
 
   it('records malformed calls as unparsed with their raw text, never throwing', () => {
@@ -512,7 +539,7 @@ describe.skipIf(HARMONY === '' || !existsSync(HARMONY))("gpt-oss against openai/
     });
   });
 
-  it('reads a call to a recipient outside `functions` as text of its channel (test_simple_tool_call)', () => {
+  it('records a call to a recipient outside `functions` as unparsed (test_simple_tool_call)', () => {
     const text = decoded('test_simple_tool_call.txt');
     const [analysis, lookup] = harmonyParts(`<|start|>assistant${text}`);
     expect(family.parse(text).reasoning).toBe(analysis!.body);
@@ -520,22 +547,29 @@ describe.skipIf(HARMONY === '' || !existsSync(HARMONY))("gpt-oss against openai/
     const alone = `${text.slice(text.lastIndexOf('<|start|>'))}<|call|>`;
     expect(family.parse(alone)).toEqual({
       content: '',
-      reasoning: lookup!.body,
+      reasoning: null,
       toolCalls: [],
-      unparsed: [],
-      ok: true,
+      unparsed: [
+        {
+          raw: expect.stringContaining(lookup!.body),
+          error: expect.stringMatching(/outside the functions namespace/),
+        },
+      ],
+      ok: false,
     });
   });
 
-  it('reads a browsing completion up to its <|call|> (test_streamable_parser)', () => {
+  it('reads a browsing completion up to its <|call|>, the browser call unparsed (test_streamable_parser)', () => {
     const text = harmonyFile('test_streamable_parser.txt');
     const [analysis, search] = harmonyParts(`<|start|>assistant${text}`);
     expect(family.parse(text)).toEqual({
-      content: search!.body,
+      content: '',
       reasoning: analysis!.body,
       toolCalls: [],
-      unparsed: [],
-      ok: true,
+      unparsed: [
+        { raw: expect.stringContaining(search!.body), error: expect.stringMatching(/a call to browser\./) },
+      ],
+      ok: false,
     });
   });
 });
