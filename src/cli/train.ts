@@ -117,7 +117,7 @@ export function registerTrain(program: Command): void {
     .option('--quiet', 'no progress lines')
     .option(
       '--dry-run',
-      'learner tinker: print the requests one round would send and its token count, and stop (no key, no network)',
+      "learner tinker: print the requests one round would send, its token count and each task's first prompt (shortened), and stop (no key, no network)",
     );
   addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
