@@ -112,7 +112,10 @@ export function registerTrain(program: Command): void {
       'YAML file of config keys, e.g. a preset under configs/train/ (flags override it)',
     )
     .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
-    .option('--resume <dir>', 'continue a run folder from its last completed round')
+    .option(
+      '--resume <dir>',
+      'continue a run folder from its last completed round (with --rounds N: raise its rounds to N, also of a finished run)',
+    )
     .addOption(dataDirOption())
     .option('--quiet', 'no progress lines')
     .option(
@@ -125,11 +128,16 @@ export function registerTrain(program: Command): void {
     const hooks = trainHooks(!!opts.quiet, () => total);
     const log = hooks.log;
     if (opts.resume) {
-      const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined);
+      // --rounds alone may come along: it raises the budget (resumeTraining refuses a lower one)
+      const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined && k !== 'rounds');
       if (given.length || opts.config || opts.out)
         throw new UsageError(
-          `--resume continues a run with its recorded config; drop ${[...given.map(flagOf), ...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : [])].join(', ')}`,
+          `--resume continues a run with its recorded config (only --rounds N may raise its rounds); drop ${[...given.map(flagOf), ...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : [])].join(', ')}`,
         );
+      const rounds =
+        opts.rounds === undefined
+          ? undefined
+          : (TRAIN_SETTINGS.ofFlags({ rounds: opts.rounds }).rounds as number);
       onInterrupt(opts.resume as string);
       const outcome = await resumeTraining(
         opts.resume as string,
@@ -138,6 +146,7 @@ export function registerTrain(program: Command): void {
           return loadSuite(c.suite, opts.dataDir as string | undefined);
         },
         hooks,
+        rounds === undefined ? undefined : { rounds, command: ['seal', ...process.argv.slice(2)].join(' ') },
       );
       // a finished run is left as it is, its report included
       if (!outcome.complete) log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);
