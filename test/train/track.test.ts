@@ -108,7 +108,7 @@ describe('seal train --track', { timeout: 900_000 }, () => {
     const wb = await standIn(wandb(false));
     servers.push(ml.server, wb.server);
     const out = join(root, 'tracked', 'run');
-    const r = await seal(['train', '--out', out, ...FLAGS, '--track', 'wandb', 'mlflow'], {
+    const env = {
       MLFLOW_TRACKING_URI: ml.url,
       MLFLOW_EXPERIMENT_NAME: 'seal-test',
       MLFLOW_TRACKING_TOKEN: 'tok',
@@ -116,7 +116,8 @@ describe('seal train --track', { timeout: 900_000 }, () => {
       WANDB_API_KEY: 'k'.repeat(40),
       WANDB_PROJECT: 'seal-test',
       WANDB_MODE: '',
-    });
+    };
+    const r = await seal(['train', '--out', out, ...FLAGS, '--track', 'wandb', 'mlflow'], env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('warning');
 
@@ -177,6 +178,26 @@ describe('seal train --track', { timeout: 900_000 }, () => {
         expect.objectContaining({ _step: rd.round, 'reward/mean': rd.rollouts.meanReward }),
       );
     expect(streams.at(-1)).toMatchObject({ complete: true, exitcode: 0 });
+
+    // raised to 3 rounds: the same MLflow run goes on (tracking.json), W&B gets a run of its own
+    const [mlBefore, wbBefore] = [ml.seen.length, wb.seen.length];
+    const more = await seal(['train', '--resume', out, '--rounds', '3', '--quiet'], env);
+    expect(more.code, more.stderr).toBe(0);
+    expect(more.stderr).not.toContain('warning');
+    const later = ml.seen.slice(mlBefore);
+    expect(later.some((s) => s.url.endsWith('/runs/create'))).toBe(false);
+    expect(later[0]).toMatchObject({
+      url: '/api/2.0/mlflow/runs/update',
+      body: { run_id: 'r-1', status: 'RUNNING' },
+    });
+    expect(later.flatMap((s) => (s.body.metrics as { key: string; step: number }[]) ?? [])).toContainEqual(
+      expect.objectContaining({ key: 'reward/mean', step: 3 }),
+    );
+    expect(later.at(-1)!.body).toMatchObject({ run_id: 'r-1', status: 'FINISHED' });
+    const upserts = wb.seen.slice(wbBefore).filter((s) => String(s.body.query).includes('UpsertBucket'));
+    expect(upserts.map((u) => (u.body.variables as { displayName: string }).displayName)).toEqual([
+      'run (resumed after round 2)',
+    ]);
   });
 
   it('a tracker that fails is warned about once; the run ends with its whole record', async () => {
