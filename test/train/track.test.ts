@@ -23,9 +23,9 @@ interface Seen {
   readonly body: Record<string, unknown>;
 }
 
-/** a stand-in: every request recorded, each answered by `answer` (status and JSON) */
+/** a stand-in: every request recorded, each answered by `answer` (status and JSON; null: the connection cut) */
 async function standIn(
-  answer: (s: Seen) => readonly [number, unknown],
+  answer: (s: Seen) => readonly [number, unknown] | null,
 ): Promise<{ url: string; seen: Seen[]; server: Server }> {
   const seen: Seen[] = [];
   const read = (req: IncomingMessage) =>
@@ -45,7 +45,12 @@ async function standIn(
       body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
     };
     seen.push(s);
-    const [status, body] = answer(s);
+    const answered = answer(s);
+    if (!answered) {
+      req.socket.destroy();
+      return;
+    }
+    const [status, body] = answered;
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   });
@@ -104,7 +109,13 @@ describe('seal train --track', { timeout: 900_000 }, () => {
   });
 
   it('sends each round to MLflow and W&B, at the round as the step', async () => {
-    const ml = await standIn(mlflow);
+    // the first batch of numbers gets no answer (its connection cut): it is sent again
+    let cut = false;
+    const ml = await standIn((s) => {
+      if (!s.body.metrics || cut) return mlflow(s);
+      cut = true;
+      return null;
+    });
     const wb = await standIn(wandb(false));
     servers.push(ml.server, wb.server);
     const out = join(root, 'tracked', 'run');
@@ -132,6 +143,8 @@ describe('seal train --track', { timeout: 900_000 }, () => {
     });
     const batches = ml.seen.filter((s) => s.url.endsWith('/runs/log-batch')).map((s) => s.body);
     expect(batches.every((b) => b.run_id === 'r-1')).toBe(true);
+    const sent = batches.filter((b) => b.metrics);
+    expect(sent[1]).toEqual(sent[0]);
     const params = batches.flatMap((b) => (b.params as { key: string; value: string }[] | undefined) ?? []);
     expect(params).toContainEqual({ key: 'rounds', value: '2' });
     expect(params).toContainEqual({ key: 'track', value: '["wandb","mlflow"]' });

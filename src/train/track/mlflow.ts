@@ -17,6 +17,8 @@ export const TRACKING_FILE = 'tracking.json';
 
 /** a request that does not answer in this time fails (the tracker is then dropped) */
 const REQUEST_MS = 15_000;
+/** tries of a request that gets no answer at all */
+const TRIES = 3;
 /** MLflow's limits of one log-batch request */
 const BATCH_METRICS = 1000;
 const BATCH_PARAMS = 100;
@@ -100,18 +102,31 @@ export class MlflowTracker implements Tracker {
     return this.call('runs/set-tag', { run_id: this.runId, key, value });
   }
 
-  /** one REST call; `missingOk`: a 404 RESOURCE_DOES_NOT_EXIST is undefined, not a failure */
+  /**
+   * one REST call; `missingOk`: a 404 RESOURCE_DOES_NOT_EXIST is undefined, not a failure. A
+   * request that got no answer is tried again (a kept-alive connection the server closed just as it
+   * was reused fails so); an answer, even an error, is final.
+   */
   private async call(route: string, body: unknown, missingOk = false): Promise<unknown> {
     const url = `${this.base}/api/2.0/mlflow/${route}`;
-    const res = await fetch(url, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: this.headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(REQUEST_MS),
-    }).catch((e: unknown) => {
-      const cause = (e as { cause?: { code?: string } }).cause?.code;
-      throw new Error(`${url} could not be reached${cause ? ` (${cause})` : ''}`);
-    });
+    let res: Response | undefined;
+    for (let attempt = 1; !res; attempt++) {
+      try {
+        res = await fetch(url, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: this.headers,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(REQUEST_MS),
+        });
+      } catch (e) {
+        if (attempt < TRIES) {
+          await new Promise((r) => setTimeout(r, 500 * attempt));
+          continue;
+        }
+        const cause = (e as { cause?: { code?: string } }).cause?.code;
+        throw new Error(`${url} could not be reached${cause ? ` (${cause})` : ''}`);
+      }
+    }
     const text = await res.text();
     if (res.status === 404 && missingOk) return undefined;
     if (!res.ok) throw new Error(`${route.split('?')[0]} answered ${res.status} ${text.slice(0, 200)}`);
