@@ -229,7 +229,12 @@ describe('seal train --track', { timeout: 900_000 }, () => {
     expect(r.stderr.match(/MLflow tracking stopped \(runs\/log-batch answered 500/g)).toHaveLength(1);
     // after the failure nothing more is sent to it: one metrics batch, and no runs/update
     expect(ml.seen.filter((s) => s.body.metrics)).toHaveLength(1);
-    expect(r.stderr.match(/W&B tracking could not start/g)).toHaveLength(1);
+    // the SDK ends its own process on the refusal: said with the SDK's reason, at once
+    expect(
+      r.stderr.match(
+        /W&B tracking could not start \(the W&B SDK's process ended \(exit 1\): Error: Failed to upsert run\)/g,
+      ),
+    ).toHaveLength(1);
     expect(r.stderr.match(/warning/g)).toHaveLength(2);
     expect(readFileSync(join(out, 'rounds.jsonl'), 'utf8').trim().split('\n')).toHaveLength(2);
     expect(existsSync(join(out, 'finished.json'))).toBe(true);

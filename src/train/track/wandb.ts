@@ -13,6 +13,12 @@ import type { Tracker, TrackStart } from './track.js';
 /** how long the SDK may take to create the run */
 const INIT_MS = 60_000;
 
+/** the line of a dead process's stderr that says what went wrong (Node ends with a stack and its version) */
+function errorLine(stderr: string): string | undefined {
+  const lines = stderr.trim().split('\n');
+  return (lines.findLast((l) => /^\w*Error\b/.test(l)) ?? lines.at(-1))?.slice(0, 300) || undefined;
+}
+
 export class WandbTracker implements Tracker {
   readonly name = 'W&B';
   private gone: string | undefined;
@@ -28,8 +34,8 @@ export class WandbTracker implements Tracker {
   }
 
   private lastError(): string {
-    const line = this.stderr().trim().split('\n').at(-1);
-    return line ? `: ${line.slice(0, 300)}` : '';
+    const line = errorLine(this.stderr());
+    return line ? `: ${line}` : '';
   }
 
   static open(s: TrackStart): Promise<WandbTracker> {
@@ -56,7 +62,7 @@ export class WandbTracker implements Tracker {
         } else if (m.type === 'error') fail(`W&B refused the run: ${m.message}`);
       });
       child.on('exit', (code) =>
-        fail(`the W&B SDK's process ended (exit ${code}): ${err.trim().split('\n').at(-1) ?? ''}`),
+        fail(`the W&B SDK's process ended (exit ${code})${errorLine(err) ? `: ${errorLine(err)}` : ''}`),
       );
       child.send({
         type: 'init',
