@@ -1004,6 +1004,102 @@ export const BREAKS: readonly Break[] = [
     replace: '',
     tests: ['test/render/cli.test.ts'],
   },
+  {
+    name: 'version-text',
+    kind: '--version prints the program name without the package version (cli/program.ts)',
+    claim: 'docs/commands/README.md: "`seal --version` (or `-V`) prints the package version"',
+    file: 'src/cli/program.ts',
+    search: 'if (!checkout) return ',
+    replace: "if (!checkout) return 'seal'; if (!checkout) return ",
+    tests: ['test/cli-usage.test.ts'],
+  },
+  {
+    name: 'dry-run-no-prompt-text',
+    kind: 'the dry run counts each first prompt but prints none of its text (train/tinker.ts)',
+    claim:
+      'docs/recipes/tinker-hosted.md: "for each task of round 1 its first prompt\'s length in tokens and its text as the model reads it"',
+    file: 'src/train/tinker.ts',
+    search: 'promptExcerpt(renderer.decode(ids))',
+    replace: "promptExcerpt('')",
+    tests: ['test/train/dry-run.test.ts'],
+  },
+  {
+    name: 'extend-equal-rounds',
+    kind: '--resume --rounds N with N equal to the recorded rounds taken as a raise (train/train.ts)',
+    claim:
+      'docs/commands/train.md: "N must be above the rounds it has (a lower or equal N is refused, exit 2, nothing changed)"',
+    file: 'src/train/train.ts',
+    search: 'if (extend.rounds <= config.rounds)',
+    replace: 'if (extend.rounds < config.rounds)',
+    tests: ['test/train/extend.test.ts'],
+  },
+  {
+    name: 'extend-unrecorded',
+    kind: "a raise of the budget not added to run.json's extensions (train/train.ts)",
+    claim: 'docs/commands/train.md: "and keeps the history in `extensions`"',
+    file: 'src/train/train.ts',
+    search: 'extensions: [...(manifest.extensions ?? []), extension],',
+    replace: 'extensions: manifest.extensions ?? [],',
+    tests: ['test/train/extend.test.ts'],
+  },
+  {
+    name: 'extend-final-lost',
+    kind: "a finished run's final evaluation deleted instead of moved aside when its budget is raised (train/train.ts)",
+    claim:
+      'docs/commands/train.md: "A finished run\'s final evaluation, made after its old last round, is moved to `eval-final-round-NNNN/`"',
+    file: 'src/train/train.ts',
+    search: 'renameSync(from, run.path(ext.evalFinal));',
+    replace: 'rmSync(from, { recursive: true });',
+    tests: ['test/train/extend.test.ts'],
+  },
+  {
+    name: 'extend-pending-refused',
+    kind: 'a raise cut short by a kill (finished.json still there) refused instead of completed (train/run-check.ts)',
+    claim: 'docs/run-folder.md: "the next `--resume` completes the moves and goes on"',
+    file: 'src/train/run-check.ts',
+    search: 'const pendingExtension = finished && isPendingExtension(run, manifest, upTo);',
+    replace: 'const pendingExtension = false as boolean;',
+    tests: ['test/train/extend.test.ts'],
+  },
+  {
+    name: 'track-failure-escapes',
+    kind: "a tracker's failure rethrown instead of warned about: it ends the run (train/track/track.ts)",
+    claim:
+      'docs/commands/train.md: "a tracker that cannot start, or fails later, is warned about once on stderr and left out, and the run goes on"',
+    file: 'src/train/track/track.ts',
+    search: '.catch((e) => this.fail(t, e));',
+    replace: '.catch((e) => { throw e; });',
+    tests: ['test/train/track.test.ts'],
+  },
+  {
+    name: 'track-step-off',
+    kind: "a round's numbers tracked at the step before it (train/train.ts)",
+    claim:
+      'docs/commands/train.md: "numbers to Weights & Biases or an MLflow tracking server, with the round as the step"',
+    file: 'src/train/train.ts',
+    search: 'tracking.log(r.round, roundMetrics(r));',
+    replace: 'tracking.log(r.round - 1, roundMetrics(r));',
+    tests: ['test/train/track.test.ts'],
+  },
+  {
+    name: 'mlflow-resume-new-run',
+    kind: 'a resumed run starts a new MLflow run instead of the one tracking.json names (train/track/mlflow.ts)',
+    claim: 'docs/commands/train.md: "so a resumed run logs into the same MLflow run"',
+    file: 'src/train/track/mlflow.ts',
+    search: 'if (kept && kept.uri === uri) {',
+    replace: 'if (kept && kept.uri !== uri) {',
+    tests: ['test/train/track.test.ts'],
+  },
+  {
+    name: 'wandb-end-unseen',
+    kind: "the W&B SDK's process ending on a refused run not taken as the tracker's failure: the run waits a minute, the warning says no why (train/track/wandb.ts)",
+    claim:
+      'docs/commands/train.md: "run in a child process, because a refusal from the server ends the process the SDK runs in"',
+    file: 'src/train/track/wandb.ts',
+    search: "child.on('exit', (code) =>",
+    replace: "child.on('exit', (code) => code === 0 &&",
+    tests: ['test/train/track.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');

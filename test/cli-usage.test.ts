@@ -3,13 +3,14 @@
  * mean", one line naming the help, exit 2; never the whole help, which would scroll the error off a
  * terminal. No BFCL data needed.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../src/envs/bfcl/data/tasks.js';
 import { RUN_FORMAT } from '../src/train/record.js';
-import { buildDist, seal } from './support/cli.js';
+import { buildDist, ROOT, seal } from './support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'seal-usage-'));
 
@@ -82,6 +83,24 @@ it("a misspelled flag of a command in a group, and of seal eval: the suggestion 
   const ev = await seal(['eval', '--splt', 'test', '--out', join(dir, 'never')]);
   expect(ev.code).toBe(2);
   expect(ev.stderr).toContain('(Did you mean --split?)\n(seal eval --help lists every flag)');
+});
+
+it('--version and -V: the package version, and in a checkout the commit; exit 0', async () => {
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string })
+    .version;
+  // a scratch copy without .git (the mutation check's) names no commit
+  const commit = existsSync(join(ROOT, '.git'))
+    ? execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).toString().trim().slice(0, 12)
+    : undefined;
+  for (const flag of ['--version', '-V']) {
+    const r = await seal([flag]);
+    expect(r.code, r.stderr).toBe(0);
+    const line = r.stdout.trim();
+    expect(line.split('\n')).toHaveLength(1);
+    if (commit)
+      expect(line).toMatch(new RegExp(`^seal ${version.replaceAll('.', '\\.')} \\(commit ${commit}[,)]`));
+    else expect(line).toBe(`seal ${version}`);
+  }
 });
 
 describe('seal compare of train runs', () => {

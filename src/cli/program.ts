@@ -3,7 +3,8 @@
  * here without being run, so that the docs' flag tables can be made from the same declarations
  * the command line parses with (scripts/docs-flags.ts).
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { checkoutCommit, packageVersion } from '../train/code-version.js';
 
 type Register = (program: Command) => void;
 
@@ -39,13 +40,27 @@ export async function buildProgram(argv?: readonly string[]): Promise<Command> {
     .description('SEAL: train tool-use agents together with their training environments (BFCL multi-turn).')
     // commander's own usage errors (unknown flag, bad choice, missing option) are the user's to fix
     // like every other: exit 2, no stack trace
-    .exitOverride();
+    .exitOverride()
+    // not commander's .version(): that takes the text when the program is built, and the commit
+    // costs a git process, spent only when asked for
+    .option('-V, --version', 'print the version (in a checkout also the commit) and exit')
+    .on('option:version', () => {
+      console.log(versionText());
+      throw new CommanderError(0, 'commander.version', versionText());
+    });
   const named = argv?.[2];
   const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
   const registers = await Promise.all(names.map((name) => COMMANDS[name]!()));
   for (const register of registers) register(program);
   pointToHelpAfterErrors(program, 'seal');
   return program;
+}
+
+/** `seal 0.1.0`, in a checkout `seal 0.1.0 (commit 0123456789ab)`, with uncommitted edits said */
+export function versionText(): string {
+  const checkout = checkoutCommit();
+  if (!checkout) return `seal ${packageVersion()}`;
+  return `seal ${packageVersion()} (commit ${checkout.git.slice(0, 12)}${checkout.dirty ? ', with uncommitted edits in src/, bin/ or package.json' : ''})`;
 }
 
 /**

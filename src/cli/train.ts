@@ -53,12 +53,15 @@ export function registerTrain(program: Command): void {
       'YAML file of config keys, e.g. a preset under configs/train/ (flags override it)',
     )
     .option('--out <dir>', 'run folder (default: a new dated folder under runs/)')
-    .option('--resume <dir>', 'continue a run folder from its last completed round')
+    .option(
+      '--resume <dir>',
+      'continue a run folder from its last completed round (with --rounds N: raise its rounds to N, also of a finished run)',
+    )
     .addOption(dataDirOption())
     .option('--quiet', 'no progress lines')
     .option(
       '--dry-run',
-      'learner tinker: print the requests one round would send and its token count, and stop (no key, no network)',
+      "learner tinker: print the requests one round would send, its token count and each task's first prompt (shortened), and stop (no key, no network)",
     );
   addSettingOptions(cmd, TRAIN_SETTINGS);
   cmd.action(async (opts: Record<string, string | boolean | undefined>) => {
@@ -66,11 +69,16 @@ export function registerTrain(program: Command): void {
     const hooks = trainHooks(() => plan, stderrProgress(!!opts.quiet));
     const log = hooks.log;
     if (opts.resume) {
-      const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined);
+      // --rounds alone may come along: it raises the budget (resumeTraining refuses a lower one)
+      const given = TRAIN_KEYS.filter((k) => opts[k] !== undefined && k !== 'rounds');
       if (given.length || opts.config || opts.out)
         throw new UsageError(
-          `--resume continues a run with its recorded config; drop ${[...given.map(flagOf), ...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : [])].join(', ')}`,
+          `--resume continues a run with its recorded config (only --rounds N may raise its rounds); drop ${[...given.map(flagOf), ...(opts.config ? ['--config'] : []), ...(opts.out ? ['--out'] : [])].join(', ')}`,
         );
+      const rounds =
+        opts.rounds === undefined
+          ? undefined
+          : (TRAIN_SETTINGS.ofFlags({ rounds: opts.rounds }).rounds as number);
       onInterrupt(opts.resume as string);
       const outcome = await resumeTraining(
         opts.resume as string,
@@ -80,6 +88,7 @@ export function registerTrain(program: Command): void {
           return data;
         },
         hooks,
+        rounds === undefined ? undefined : { rounds, command: ['seal', ...process.argv.slice(2)].join(' ') },
       );
       // a finished run is left as it is, its report included
       if (!outcome.complete) log(`run folder: ${outcome.dir}; report: ${writeReport([outcome.dir]).path}`);

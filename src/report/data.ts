@@ -191,6 +191,8 @@ export function accuracyPoints(run: LoadedRun): {
 } {
   const test = new Map<number, Summary>();
   if (run.evalStart) test.set(0, run.evalStart);
+  // a run whose rounds were raised keeps the final evaluations of its earlier budgets
+  for (const e of run.earlierFinals) test.set(e.round, e.summary);
   if (run.evalFinal) test.set(run.rounds.at(-1)?.round ?? 0, run.evalFinal);
   return { test, validation: new Map(run.validation.map((v) => [v.round, v.summary])) };
 }
@@ -677,6 +679,7 @@ function facts(run: LoadedRun): [string, string][] {
     ['seed', String(m.seed)],
     ['suite', m.suite],
     ['rounds', `${done} of ${m.budget?.rounds ?? '?'} completed`],
+    ...extensionFacts(run),
     [
       'budget',
       `${m.budget?.tasksPerRound} tasks x ${m.budget?.groupSize} rollouts per round, ${m.budget?.rollouts} rollouts in all`,
@@ -697,6 +700,21 @@ function facts(run: LoadedRun): [string, string][] {
     ['command', m.command],
     ['folder', run.dir],
   ];
+}
+
+/** each raise of the budget (`--resume --rounds N`), with the final evaluation of the budget before */
+function extensionFacts(run: LoadedRun): [string, string][] {
+  const exts = Array.isArray(run.manifest.extensions) ? run.manifest.extensions : [];
+  return exts.map((e) => {
+    const earlier = run.earlierFinals.find((f) => f.dir === e.evalFinal);
+    const final = earlier
+      ? `; the final evaluation of the ${e.fromRounds} rounds: average ${earlier.summary.average.toFixed(2)}, in ${earlier.dir}/`
+      : '';
+    return [
+      'rounds raised',
+      `from ${e.fromRounds} to ${e.toRounds} after round ${e.afterRound}, ${e.at}${e.finished ? ' (the run had finished)' : ''}${final}`,
+    ];
+  });
 }
 
 /** what the completed rounds spent, where the rounds recorded it */

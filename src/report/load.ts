@@ -49,6 +49,15 @@ export interface LoadedRun {
   readonly unfinishedRound?: number;
   readonly evalStart?: Summary;
   readonly evalFinal?: Summary;
+  /**
+   * the final evaluations of the budgets a run had before `--resume --rounds N` raised them: after
+   * which round, and the folder they were moved to
+   */
+  readonly earlierFinals: readonly {
+    readonly round: number;
+    readonly dir: string;
+    readonly summary: Summary;
+  }[];
   /** present once the run has done its last round and final evaluation */
   readonly finished?: RunFinished;
   /** a Tinker run: the tinker:// paths of its last round's checkpoint (training state, sampler weights) */
@@ -199,6 +208,10 @@ export function loadRun(dir: string): LoadedRun {
   const evalStart = readSummary(join(dir, RUN_FILES.evalStart));
   const evalFinal = readSummary(join(dir, RUN_FILES.evalFinal));
   const finished = readFinished(join(dir, RUN_FILES.finished));
+  const earlierFinals = (Array.isArray(manifest.extensions) ? manifest.extensions : []).flatMap((e) => {
+    const summary = typeof e.evalFinal === 'string' ? readSummary(join(dir, e.evalFinal)) : undefined;
+    return summary ? [{ round: e.afterRound, dir: e.evalFinal!, summary }] : [];
+  });
   const tinkerCheckpoint =
     manifest.learner?.kind === 'tinker' && last > 0 ? readTinkerPaths(dir, roundName(last)) : undefined;
   return {
@@ -210,6 +223,7 @@ export function loadRun(dir: string): LoadedRun {
     ...(unfinished ? { unfinishedRound: last + 1 } : {}),
     ...(evalStart ? { evalStart } : {}),
     ...(evalFinal ? { evalFinal } : {}),
+    earlierFinals,
     ...(finished ? { finished } : {}),
     ...(tinkerCheckpoint ? { tinkerCheckpoint } : {}),
     validation: [...validation].sort((a, b) => a[0] - b[0]).map(([round, summary]) => ({ round, summary })),

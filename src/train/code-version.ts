@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FUSED } from '../nn/kernels/fma.js';
@@ -59,23 +59,44 @@ export const runningSources = (): string => {
 
 export type CodeVersion = RunManifest['code'];
 
-export function codeVersion(trainingKernels: string): CodeVersion {
-  const kernels = { kernels: KERNELS, ...(trainingKernels !== 'wasm' ? { trainingKernels } : {}) };
-  const root = new URL('../../', import.meta.url);
-  const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string };
-  const sources = runningSources();
+/** the package's root folder (the one with package.json), from dist/train or src/train */
+const PACKAGE_ROOT = new URL('../../', import.meta.url);
+
+/** the version in package.json */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT), 'utf8')) as { version: string })
+    .version;
+}
+
+/**
+ * The commit of a checkout, and whether src/, bin/ or package.json have uncommitted edits;
+ * undefined for an installed package or without git. Only a checkout of seal itself counts: an
+ * installed package inside someone else's repository is not that repository's commit.
+ */
+export function checkoutCommit(): { readonly git: string; readonly dirty: boolean } | undefined {
+  if (!existsSync(new URL('.git', PACKAGE_ROOT))) return undefined;
   try {
     const gitOut = (...args: string[]) =>
-      execFileSync('git', args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+      execFileSync('git', args, { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
         .toString()
         .trim();
     const git = gitOut('rev-parse', 'HEAD');
     // A commit alone does not name the code when the sources were edited after it.
     const dirty = gitOut('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '';
-    return { version: pkg.version, git, ...(dirty ? { dirty } : {}), sources, ...kernels };
+    return { git, dirty };
   } catch {
-    return { version: pkg.version, sources, ...kernels };
+    return undefined;
   }
+}
+
+export function codeVersion(trainingKernels: string): CodeVersion {
+  const kernels = { kernels: KERNELS, ...(trainingKernels !== 'wasm' ? { trainingKernels } : {}) };
+  const version = packageVersion();
+  const sources = runningSources();
+  const checkout = checkoutCommit();
+  if (!checkout) return { version, sources, ...kernels };
+  const { git, dirty } = checkout;
+  return { version, git, ...(dirty ? { dirty } : {}), sources, ...kernels };
 }
 
 /** what names the code a round ran on, in its record: the code without the kernel labels */

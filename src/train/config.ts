@@ -24,6 +24,7 @@ import { loraLearningRate } from '../tinker/lora-lr.js';
 import { interfaceModeSetting, suiteSetting, TEMPERATURE_MAX } from '../util/fragments.js';
 import { type Layer, readConfigFile, Settings, SettingsError } from '../util/settings.js';
 import { METHODS } from './record.js';
+import { TRACKERS } from './track/track.js';
 
 export const LEARNERS = ['embedded', 'tinker'] as const;
 
@@ -209,6 +210,12 @@ export const TRAIN_SCHEMA = z
     priceTrain: num(0, 1e6)
       .default(0)
       .describe('USD per million tokens a training pass reads (see --price-prefill)'),
+    track: z
+      .array(z.enum(TRACKERS))
+      .default([])
+      .describe(
+        "experiment trackers each round's numbers are also sent to: wandb (WANDB_API_KEY, WANDB_PROJECT, WANDB_ENTITY, WANDB_MODE, WANDB_BASE_URL), mlflow (MLFLOW_TRACKING_URI, MLFLOW_EXPERIMENT_NAME, MLFLOW_TRACKING_TOKEN); a tracker that fails is warned about once and the run goes on",
+      ),
     retries: int(0, 100)
       .default(10)
       .describe(

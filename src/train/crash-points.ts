@@ -11,7 +11,13 @@ export type RoundWrite = (typeof ROUND_WRITES)[number];
 
 export const KILL_AT_ENV = 'SEAL_TEST_KILL_AT';
 
+/**
+ * the writes of `--resume --rounds N` raising a finished run's budget, in order: run.json, the
+ * final evaluation moved aside, finished.json removed (not a round's: ROUND_WRITES leaves them out)
+ */
+export const EXTENSION_WRITES = ['extension', 'eval-final-moved'] as const;
+
 /** called right after `write` of `round` is on disk */
-export function crashPoint(round: number, write: RoundWrite): void {
+export function crashPoint(round: number, write: RoundWrite | (typeof EXTENSION_WRITES)[number]): void {
   if (process.env[KILL_AT_ENV] === `${round}:${write}`) process.kill(process.pid, 'SIGKILL');
 }

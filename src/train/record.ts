@@ -90,6 +90,11 @@ export interface RunManifest {
     readonly code: RunManifest['code'];
     readonly at: string;
   }[];
+  /**
+   * each `--resume --rounds N` that raised the budget: `config.rounds`, `overrides.rounds` and
+   * `budget` hold the latest one, and these the history (absent: never extended)
+   */
+  readonly extensions?: readonly RunExtension[];
   readonly base: {
     /** checkpoint directory as given, and the sha256 of its weights */
     readonly checkpoint: string;
@@ -128,6 +133,29 @@ export interface TinkerLearnerRecord {
   /** the learning rate and where it came from: the LoRA rule, or the user (runs before it: absent) */
   readonly lr?: { readonly value: number; readonly source: string };
 }
+
+/** one raise of a run's round budget (`seal train --resume DIR --rounds N`) */
+export interface RunExtension {
+  /** the last committed round when the budget was raised */
+  readonly afterRound: number;
+  /** the budget before, and after */
+  readonly fromRounds: number;
+  readonly toRounds: number;
+  /** ISO time */
+  readonly at: string;
+  /** the command line that raised it */
+  readonly command: string;
+  /** the run had finished: its finished.json of the budget before, kept here as it was */
+  readonly finished?: RunFinished;
+  /**
+   * where the final evaluation of the budget before went (relative to the run folder): eval-final/
+   * is the final evaluation of the latest budget, made after its last round
+   */
+  readonly evalFinal?: string;
+}
+
+/** where the final evaluation of a finished run goes when its budget is raised after round `round` */
+export const earlierFinalDir = (round: number): string => `${RUN_FILES.evalFinal}-${roundName(round)}`;
 
 /** `finished.json`: written once the last round and the final evaluation are done */
 export interface RunFinished {

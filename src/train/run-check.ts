@@ -37,6 +37,12 @@ export interface CheckedRun {
   readonly state: TrainState | null;
   /** finished.json is there and agrees with the rest: nothing is left to do */
   readonly complete: boolean;
+  /**
+   * a raise of the budget (`--resume --rounds N`) recorded in run.json whose moves a kill cut
+   * short: finished.json (and maybe eval-final/) of the budget before are still there; resume
+   * completes them (train.ts, completeExtension)
+   */
+  readonly pendingExtension: boolean;
 }
 
 const CODE = z.object({
@@ -63,6 +69,21 @@ const MANIFEST = z.object({
   learner: z
     .object({ kind: z.literal('tinker') })
     .loose()
+    .optional(),
+  extensions: z
+    .array(
+      z
+        .object({
+          afterRound: z.number().int().min(0),
+          fromRounds: z.number().int().min(1),
+          toRounds: z.number().int().min(1),
+          at: z.string(),
+          command: z.string(),
+          finished: z.object({ rounds: z.number().int() }).loose().optional(),
+          evalFinal: z.string().optional(),
+        })
+        .loose(),
+    )
     .optional(),
   started: z.string(),
 });
@@ -96,6 +117,8 @@ const LEGACY: Partial<Record<keyof TrainConfig, unknown>> = {
   anchorCategories: [...CATEGORIES],
   retries: 10,
   maxStepsOffPolicy: 0,
+  // before trackers: none
+  track: [],
   pricePrefill: 0,
   priceSample: 0,
   priceTrain: 0,
@@ -164,6 +187,11 @@ export function checkManifest(run: RunFolder): { manifest: RunManifest; config: 
       `${e.message}; the recorded config is not one seal train accepts (was run.json edited?). Restore it from a copy, or ${NEW_RUN}`,
     );
   }
+  const ext = m.data.extensions?.at(-1);
+  if (ext && ext.toRounds !== config.rounds)
+    throw new RunFolderError(
+      `${p}: its last extension raised the rounds to ${ext.toRounds}, but its config says ${config.rounds}; restore run.json from a copy`,
+    );
   for (const k of ['method', 'seed', 'suite'] as const)
     if (m.data[k] !== config[k])
       throw new RunFolderError(
@@ -386,7 +414,8 @@ export function checkRunFolder(run: RunFolder): CheckedRun {
       `${RUN_FILES.evalStart}/summary.json (the start policy's evaluation, made before round 1) is missing`,
     );
   const finished = existsSync(run.path(RUN_FILES.finished));
-  if (finished) {
+  const pendingExtension = finished && isPendingExtension(run, manifest, upTo);
+  if (finished && !pendingExtension) {
     if (upTo !== config.rounds)
       problems.push(
         `${RUN_FILES.finished} says the run finished, but ${RUN_FILES.state} is at round ${upTo} of ${config.rounds}`,
@@ -397,7 +426,18 @@ export function checkRunFolder(run: RunFolder): CheckedRun {
       );
   }
   if (problems.length) return refuse(run, problems);
-  return { manifest, config, state, complete: finished };
+  return { manifest, config, state, complete: finished && !pendingExtension, pendingExtension };
+}
+
+/**
+ * finished.json is the budget before the last extension's, which was raised at this very round:
+ * a kill came between run.json's extension and the removal of finished.json
+ */
+function isPendingExtension(run: RunFolder, manifest: RunManifest, upTo: number): boolean {
+  const ext = manifest.extensions?.at(-1);
+  if (!ext || ext.afterRound !== upTo || ext.finished === undefined) return false;
+  const { value } = readJson(run.path(RUN_FILES.finished));
+  return JSON.stringify(value) === JSON.stringify(ext.finished);
 }
 
 function refuse(run: RunFolder, problems: readonly string[]): never {

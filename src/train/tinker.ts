@@ -159,6 +159,26 @@ async function firstPrompt(
   throw new Error(`task ${task.id} made no request`);
 }
 
+/** characters of a first prompt's start (the system prompt, where the tools are declared) a dry run prints */
+export const EXCERPT_HEAD = 400;
+/** and of its end (the user's request and the generation prompt) */
+export const EXCERPT_TAIL = 800;
+
+/**
+ * A first prompt shortened for the dry run: its start and its end, as lines. A BFCL prompt is
+ * some 6k tokens, most of them tool schemas; what a user checks before paying is how the prompt
+ * begins, that the request is there, and how the assistant's turn is opened.
+ */
+export function promptExcerpt(text: string): string[] {
+  if (text.length <= EXCERPT_HEAD + EXCERPT_TAIL + 100) return text.split('\n');
+  const left = text.length - EXCERPT_HEAD - EXCERPT_TAIL;
+  return [
+    ...text.slice(0, EXCERPT_HEAD).split('\n'),
+    `[... ${left} characters left out ...]`,
+    ...text.slice(-EXCERPT_TAIL).split('\n'),
+  ];
+}
+
 /** one round's requests and tokens, as far as they are known before sampling */
 export interface RoundPlan {
   readonly lines: readonly string[];
@@ -184,7 +204,10 @@ export async function planRound(c: TrainConfig, data: BfclData): Promise<RoundPl
     const turns = task.question.length;
     promptTokens += ids.length * c.groupSize;
     maxSampled += turns * c.maxSteps * c.maxTokens * c.groupSize;
-    perTask.push(`  ${task.id}: first prompt ${ids.length} tokens, ${turns} turn(s)`);
+    perTask.push(
+      `  ${task.id}: first prompt ${ids.length} tokens, ${turns} turn(s)`,
+      ...promptExcerpt(renderer.decode(ids)).map((l) => `    | ${l}`),
+    );
   }
   const rollouts = tasks.length * c.groupSize;
   const lines = [
@@ -201,7 +224,7 @@ export async function planRound(c: TrainConfig, data: BfclData): Promise<RoundPl
     ...(c.validateEvery === 1 && c.validationTasks > 0
       ? [`  asample for validation: ${c.validationTasks} tasks, greedy`]
       : []),
-    `tasks of round 1:`,
+    `tasks of round 1, each with its first prompt as the model reads it (the middle left out; seal render shows it whole):`,
     ...perTask,
     `tokens: first prompts ${promptTokens} (G x each task's first prompt; later steps re-send the growing chat, a prefix the service may cache)`,
     `        sampled at most ${maxSampled} (every step at maxTokens ${c.maxTokens})`,

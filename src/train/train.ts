@@ -5,8 +5,8 @@
  * continues a run folder from its last completed round.
  */
 
-import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { cpSync, existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { abstentionByCategory } from '../eval/abstention.js';
@@ -17,21 +17,28 @@ import { resolveKernels } from '../nn/backends.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../nn/checkpoint.js';
 import type { Kernels } from '../nn/ops.js';
 import { HF_TEMPLATE } from '../render/open.js';
+import { UsageError } from '../util/errors.js';
 import { fileAccessError, writeAtomic, writeJsonAtomic } from '../util/files.js';
 import { codeChanged, codeVersion, describeCode, roundCode, startEvalKey } from './code-version.js';
 import type { TrainConfig } from './config.js';
+import { crashPoint } from './crash-points.js';
 import { initialTrainState, type LoopHooks, runRounds, validate } from './loop.js';
 import {
+  earlierFinalDir,
   RUN_FILES,
   RUN_FORMAT,
   RUN_VERSION,
+  type RunExtension,
   type RunFinished,
   type RunManifest,
   type ValidationRecord,
 } from './record.js';
-import { checkManifest, checkRunFolder } from './run-check.js';
+import { type CheckedRun, checkManifest, checkRunFolder } from './run-check.js';
 import { RunFolder, RunFolderError } from './run-folder.js';
 import { poolIds, poolTasks, trainingTasks, validationTasks } from './tasks.js';
+import { MlflowTracker } from './track/mlflow.js';
+import { checkTracking, openTracking, roundMetrics, summaryMetrics, type Tracking } from './track/track.js';
+import { WandbTracker } from './track/wandb.js';
 
 export interface TrainOutcome {
   readonly dir: string;
@@ -153,6 +160,45 @@ async function runToEnd(
   const manifest = run.manifest();
   // read (and its ids checked) before the start evaluation's minutes are spent
   const pool = c.trainPool === undefined ? undefined : readPool(c, data);
+  const tracking = await openTracking(
+    c.track,
+    {
+      name: basename(resolve(run.dir)),
+      config: c,
+      dir: run.dir,
+      resumedAfter: run.state()?.round ?? 0,
+      env: process.env,
+    },
+    hooks.log,
+    (name, s) => (name === 'mlflow' ? MlflowTracker.open(s) : WandbTracker.open(s)),
+  );
+  try {
+    const outcome = await trackedRun(run, c, data, learner, hooks, manifest, pool, tracking);
+    await tracking.close('finished');
+    return outcome;
+  } catch (e) {
+    await tracking.close('failed');
+    throw e;
+  }
+}
+
+async function trackedRun(
+  run: RunFolder,
+  c: TrainConfig,
+  data: BfclData,
+  learner: Learner,
+  untracked: LoopHooks,
+  manifest: RunManifest,
+  pool: readonly string[] | undefined,
+  tracking: Tracking,
+): Promise<TrainOutcome> {
+  const hooks: LoopHooks = {
+    ...untracked,
+    onRound: (r) => {
+      untracked.onRound?.(r);
+      tracking.log(r.round, roundMetrics(r));
+    },
+  };
   let start: ValidationRecord | undefined;
   let evalStartMs: number | null | undefined;
   if (c.evalStart && learner.version === 0) {
@@ -174,6 +220,7 @@ async function runToEnd(
     hooks.log(
       `start: average ${start.summary.average.toFixed(2)}${evalStartMs === null ? ' (reused from the cache)' : ''}`,
     );
+    tracking.log(0, summaryMetrics('eval_start', start.summary));
   }
   const state = run.state() ?? initialTrainState(c);
   run.rounds(state);
@@ -187,6 +234,7 @@ async function runToEnd(
     final = (await evaluateFull(run, c, data, learner, RUN_FILES.evalFinal, c.rounds, hooks)).record;
     evalFinalMs = performance.now() - t0;
     hooks.log(`final: average ${final.summary.average.toFixed(2)}`);
+    tracking.log(c.rounds, summaryMetrics('eval_final', final.summary));
   }
   const billing = learner.billed ? await billingOf(run, learner, manifest.started, hooks.log) : undefined;
   const finished: RunFinished = {
@@ -260,8 +308,9 @@ export async function startTraining(
   data: BfclData,
   hooks: LoopHooks,
 ): Promise<TrainOutcome> {
-  // a pool that does not read is said before the run folder is made
+  // a pool that does not read, or a tracker without its server, is said before the run folder is made
   if (c.trainPool !== undefined) readPool(c, data);
+  checkTracking(c.track, process.env);
   const run = new RunFolder(outDir);
   const release = run.claimNew();
   try {
@@ -318,19 +367,75 @@ export function asRecordedRenderer(c: TrainConfig, learner: RunManifest['learner
   return { ...c, renderer: HF_TEMPLATE };
 }
 
+/** `seal train --resume DIR --rounds N`: the budget raised to N rounds, and the command that did it */
+export interface Extend {
+  readonly rounds: number;
+  readonly command: string;
+}
+
+/**
+ * The record of raising a run's budget to `extend.rounds`, or a UsageError when that is not a
+ * raise. A finished run's final evaluation is moved aside (the new last round gets its own).
+ */
+function extensionOf(run: RunFolder, checked: CheckedRun, extend: Extend): RunExtension {
+  const { config, state, complete } = checked;
+  const upTo = state?.round ?? 0;
+  if (extend.rounds <= config.rounds)
+    throw new UsageError(
+      `--rounds ${extend.rounds} with --resume raises a run's budget, and ${run.dir} already has ${config.rounds} rounds (${upTo} done): give more than ${config.rounds}, or leave --rounds out to continue it as it is`,
+    );
+  const finished = complete
+    ? (JSON.parse(readFileSync(run.path(RUN_FILES.finished), 'utf8')) as RunFinished)
+    : undefined;
+  const evalFinal = complete && existsSync(run.path(RUN_FILES.evalFinal)) ? earlierFinalDir(upTo) : undefined;
+  if (evalFinal && existsSync(run.path(evalFinal)))
+    throw new RunFolderError(
+      `${run.dir}: ${evalFinal}/ is in the way of the final evaluation of the ${config.rounds} rounds, which a raise of the budget moves there; move it out of the run folder first`,
+    );
+  return {
+    afterRound: upTo,
+    fromRounds: config.rounds,
+    toRounds: extend.rounds,
+    at: new Date().toISOString(),
+    command: extend.command,
+    ...(finished ? { finished } : {}),
+    ...(evalFinal ? { evalFinal } : {}),
+  };
+}
+
+/**
+ * The extension's moves after run.json records it (the commit point): the final evaluation of the
+ * budget before to its own folder, then finished.json removed. Each step is skipped when done, so
+ * a resume after a kill between them completes them.
+ */
+function completeExtension(run: RunFolder, ext: RunExtension): void {
+  const from = run.path(RUN_FILES.evalFinal);
+  if (ext.evalFinal && existsSync(from) && !existsSync(run.path(ext.evalFinal))) {
+    renameSync(from, run.path(ext.evalFinal));
+    crashPoint(ext.afterRound, 'eval-final-moved');
+  }
+  rmSync(run.path(RUN_FILES.finished), { force: true });
+}
+
 export async function resumeTraining(
   dir: string,
   data: (c: TrainConfig) => BfclData,
   hooks: LoopHooks,
+  extend?: Extend,
 ): Promise<TrainOutcome> {
   const run = new RunFolder(dir);
   checkManifest(run); // a folder that is not a run is not locked either
   const release = run.claim();
   try {
     const checked = checkRunFolder(run);
-    const { manifest, state, complete } = checked;
-    const c = asRecordedRenderer(checked.config, manifest.learner);
-    if (complete) {
+    const { state, complete } = checked;
+    let { manifest } = checked;
+    const extension = extend ? extensionOf(run, checked, extend) : undefined;
+    const c = asRecordedRenderer(
+      extension ? { ...checked.config, rounds: extension.toRounds } : checked.config,
+      manifest.learner,
+    );
+    if (complete && !extension) {
       hooks.log(`${dir} is complete (${c.rounds} rounds); nothing to do`);
       return { dir, rounds: c.rounds, complete: true };
     }
@@ -351,6 +456,28 @@ export async function resumeTraining(
     const last = manifest.codeChanges?.at(-1)?.code ?? manifest.code;
     const data_ = data(c);
     // all checked: from here on the folder is written
+    const pending = checked.pendingExtension ? manifest.extensions?.at(-1) : undefined;
+    if (pending) completeExtension(run, pending);
+    if (extension) {
+      manifest = {
+        ...manifest,
+        config: { ...manifest.config, rounds: extension.toRounds },
+        overrides: { ...manifest.overrides, rounds: extension.toRounds },
+        budget: {
+          ...manifest.budget,
+          rounds: extension.toRounds,
+          rollouts: extension.toRounds * manifest.budget.tasksPerRound * manifest.budget.groupSize,
+        },
+        extensions: [...(manifest.extensions ?? []), extension],
+      };
+      // the commit point of the raise: what follows only carries it out
+      writeJsonAtomic(run.path(RUN_FILES.manifest), manifest);
+      crashPoint(extension.afterRound, 'extension');
+      completeExtension(run, extension);
+      hooks.log(
+        `${dir}: rounds raised from ${extension.fromRounds} to ${extension.toRounds}${extension.evalFinal ? ` (the final evaluation of the ${extension.fromRounds} rounds is kept in ${extension.evalFinal}/)` : ''}`,
+      );
+    }
     if (state) hooks.log(`resuming ${dir} after round ${state.round} of ${c.rounds}`);
     if (label !== before)
       hooks.log(
