@@ -44,8 +44,9 @@ describe('flags declared once', () => {
   it('eval, verify, report and data pull have exactly their schemas keys as flags', () => {
     const p = program();
     expect(flagsOf(find(p, ['eval']))).toEqual(EVAL_SETTINGS.keys.map(flagOf).sort());
-    // the 19 flags it had when written by hand, and the four of --policy tinker (tokenizer, baseModel, renderer, thinking)
-    expect(EVAL_SETTINGS.keys).toHaveLength(23);
+    // the 19 flags it had when written by hand, the four of --policy tinker (tokenizer, baseModel, renderer, thinking)
+    // and --force (start the folder over)
+    expect(EVAL_SETTINGS.keys).toHaveLength(24);
     for (const [path, keys] of [
       [['verify'], ['suite', 'results', 'groundTruth', 'split', 'json', 'out', 'diagnose', 'dataDir']],
       [['report'], ['out', 'rollouts', 'maxChars']],
