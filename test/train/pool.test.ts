@@ -89,7 +89,7 @@ describe('seal train with a pool and a kept anchor', () => {
     const out = join(dir, 'run');
     const r = await seal([
       'train',
-      ...tinyTrainFlags({ trainPool: file, kernels: 'wasm' }),
+      ...tinyTrainFlags({ trainPool: file, kernels: 'wasm', anchorDemos: 4 }),
       '--anchor-categories',
       'base',
       'miss_func',
@@ -105,7 +105,8 @@ describe('seal train with a pool and a kept anchor', () => {
     const manifest = JSON.parse(readFileSync(join(out, 'run.json'), 'utf8'));
     expect(manifest.config.trainPool).toBe(file);
     expect(manifest.config.anchorCategories).toEqual(['base', 'miss_func']);
-    // the update's anchor is the demonstrations of those categories, not of all four
+    // the update's anchor is the demonstrations of those categories, not of all four (four a round:
+    // one demonstration alone is of the same category either way)
     const learner = EmbeddedLearner.open(BASE_CHECKPOINT_DIR, {
       gradientWorkers: 1,
       samplerWorkers: 1,
