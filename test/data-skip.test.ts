@@ -29,8 +29,18 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'seal-nodata-'));
   repo = join(scratch, 'seal');
   mkdirSync(join(repo, 'test'), { recursive: true });
-  for (const p of ['src', 'manifests', 'test/support', 'package.json', 'tsconfig.json', 'vitest.config.ts'])
-    cpSync(join(REPO, p), join(repo, p), { recursive: true });
+  // dist/ with the sources' times kept, so that the suite's global setup finds it fresh, as built
+  const files = [
+    'src',
+    'dist',
+    'manifests',
+    'test/support',
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+  ];
+  for (const p of [...files, 'vitest.config.ts'])
+    cpSync(join(REPO, p), join(repo, p), { recursive: true, preserveTimestamps: true });
   for (const p of [NEEDS_DATA, NO_DATA]) cpSync(join(REPO, p), join(repo, p));
   symlinkSync(join(REPO, 'node_modules'), join(repo, 'node_modules'), 'dir');
 });
