@@ -57,6 +57,19 @@ describe('README and docs', () => {
     expect(lines).toBeLessThan(250);
   });
 
+  it("says in plain words what the README's terms mean before it uses them", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    // the experiments' own words belong on their pages, not on the first screen
+    for (const word of ['anchor', 'guideline', 'habit', 'pre-registered', 'training pool'])
+      expect(readme.toLowerCase(), word).not.toContain(word);
+    // each term the first screen needs is said where it first appears (in italics there)
+    for (const term of ['strict', 'mini suite', 'groups with signal']) {
+      const first = readme.indexOf(term);
+      expect(first, term).toBeGreaterThan(-1);
+      expect(readme.slice(first - 1, first + term.length + 1), term).toBe(`*${term}*`);
+    }
+  });
+
   it('links only to files and headings that exist', () => {
     const broken: string[] = [];
     let links = 0;
