@@ -33,6 +33,7 @@ beforeAll(async () => {
   const files = [
     'src',
     'dist',
+    'bin',
     'manifests',
     'test/support',
     'package.json',
