@@ -245,7 +245,7 @@ export function renderReport(page: PageData, assets: Assets = loadAssets()): str
     (r) =>
       html`<span><span class="swatch" style="${`background: ${r.color}`}"></span><a href="${`#${r.id}`}">${r.name}</a> <span class="muted">(${r.facts.find((f) => f[0] === 'method')?.[1]}, seed ${r.facts.find((f) => f[0] === 'seed')?.[1]})</span></span>`,
   )}</p>
-<h2>Validation accuracy per category</h2>
+<h2>Strict accuracy per category: test evaluations and validations</h2>
 <p class="note">${page.accuracyNote}</p>
 <div class="grid">${page.accuracy.map(chartBlock)}</div>
 <h2>Training</h2>
