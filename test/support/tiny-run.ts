@@ -2,7 +2,9 @@
  * The smallest `seal train` a test can run as a real process, and the record it leaves read
  * without what only the clock decides. Each test states only where its run differs.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { flagOf } from '../../src/util/settings.js';
 
 /**
@@ -67,4 +69,37 @@ export function tinkerTrainArgs(
     '--out',
     out,
   ];
+}
+
+/** a file's sha256, hex */
+export const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+/** every file under `dir` (relative path -> sha256): a folder compared byte for byte */
+export function fileHashes(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[relative(dir, p)] = sha256(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/**
+ * What two runs of the same seed and rounds must share, up to the clock: the round records, the
+ * rollouts, the state, and the weights and Adam moments of the round-`last` checkpoint.
+ */
+export function trainedRecord(dir: string, last: string) {
+  return {
+    rounds: timelessLines(join(dir, 'rounds.jsonl')),
+    rollouts: readdirSync(join(dir, 'rollouts'))
+      .sort()
+      .map((f) => timelessLines(join(dir, 'rollouts', f))),
+    state: timeless(readFileSync(join(dir, 'state.json'), 'utf8')),
+    model: sha256(join(dir, 'checkpoints', last, 'model.bin')),
+    optimizer: sha256(join(dir, 'checkpoints', last, 'optimizer.bin')),
+  };
 }

@@ -6,47 +6,22 @@
  * is refused with nothing changed; a kill right after run.json records the raise is completed by
  * a plain --resume.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, seal } from '../support/cli.js';
-import { timeless, timelessLines, tinyTrainFlags } from '../support/tiny-run.js';
+import { fileHashes, timelessLines, tinyTrainFlags, trainedRecord } from '../support/tiny-run.js';
 
 // validated at round 2 either way (every 2 rounds, and the last): a budget of 2 and one of 3 run
 // rounds 1 and 2 alike by design
 const BASE = { validateEvery: 2, kernels: 'wasm' } as const;
 
 const root = mkdtempSync(join(tmpdir(), 'seal-extend-'));
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
 const json = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
 
-function files(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[relative(dir, p)] = sha(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /** what must equal between two runs of the same seed and rounds */
-function training(dir: string) {
-  return {
-    rounds: timelessLines(join(dir, 'rounds.jsonl')),
-    rollouts: readdirSync(join(dir, 'rollouts'))
-      .sort()
-      .map((f) => timelessLines(join(dir, 'rollouts', f))),
-    state: timeless(readFileSync(join(dir, 'state.json'), 'utf8')),
-    model: sha(join(dir, 'checkpoints', 'round-0003', 'model.bin')),
-    optimizer: sha(join(dir, 'checkpoints', 'round-0003', 'optimizer.bin')),
-  };
-}
+const training = (dir: string) => trainedRecord(dir, 'round-0003');
 
 // the same folder name everywhere: the sampler's name carries it
 const done = join(root, 'done', 'run');
@@ -64,7 +39,7 @@ describe('seal train --resume DIR --rounds N', { timeout: 1_800_000 }, () => {
   }, 1_800_000);
 
   it('refuses a budget not above the recorded one, and any other setting, changing nothing', async () => {
-    const before = files(done);
+    const before = fileHashes(done);
     for (const n of ['2', '1']) {
       const r = await seal(['train', '--resume', done, '--rounds', n]);
       expect(r.code).toBe(2);
@@ -74,7 +49,7 @@ describe('seal train --resume DIR --rounds N', { timeout: 1_800_000 }, () => {
     const other = await seal(['train', '--resume', done, '--rounds', '3', '--lr', '0.01']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('only --rounds N may raise its rounds); drop --lr');
-    expect(files(done)).toEqual(before);
+    expect(fileHashes(done)).toEqual(before);
   });
 
   it('extends a finished run: the record continues, the raise is recorded, and rounds 1-3 are those of a 3-round run', async () => {

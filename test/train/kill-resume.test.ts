@@ -15,7 +15,6 @@
  * branches: the second refused while the first holds the folder (stopped there by SIGSTOP), and a
  * second that comes after the first has finished finds nothing to do. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -32,7 +31,7 @@ import { nativeOps } from '../../src/nn/native-ops.js';
 import { KILL_AT_ENV, ROUND_WRITES, type RoundWrite } from '../../src/train/crash-points.js';
 import { Rng } from '../../src/util/rng.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
-import { timeless, timelessLines, tinyTrainFlags } from '../support/tiny-run.js';
+import { tinyTrainFlags, trainedRecord } from '../support/tiny-run.js';
 
 const ROUNDS = 3;
 // validation every 2 rounds and after the last: rounds 2 and 3
@@ -76,20 +75,13 @@ function drawKillPoints(rng: Rng): KillPoint[] {
   return [...before, ...committed].sort((a, b) => order(a) - order(b));
 }
 
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
 const roundDir = (r: number) => `round-${String(r).padStart(4, '0')}`;
 const last = roundDir(ROUNDS);
 
 function snapshot(dir: string) {
   return {
-    rounds: timelessLines(join(dir, 'rounds.jsonl')),
-    rollouts: readdirSync(join(dir, 'rollouts'))
-      .sort()
-      .map((f) => timelessLines(join(dir, 'rollouts', f))),
-    state: timeless(readFileSync(join(dir, 'state.json'), 'utf8')),
+    ...trainedRecord(dir, last),
     checkpoints: readdirSync(join(dir, 'checkpoints')),
-    model: sha(join(dir, 'checkpoints', last, 'model.bin')),
-    optimizer: sha(join(dir, 'checkpoints', last, 'optimizer.bin')),
     validation: readdirSync(join(dir, 'validation'))
       .sort()
       .map((r) => readFileSync(join(dir, 'validation', r, 'summary.json'), 'utf8')),

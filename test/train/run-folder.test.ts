@@ -4,7 +4,6 @@
  * and that every file of the folder is byte for byte what it was (a refusal changes nothing).
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   cpSync,
@@ -18,10 +17,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDist, ROOT, run, seal } from '../support/cli.js';
-import { tinyTrainFlags } from '../support/tiny-run.js';
+import { fileHashes, tinyTrainFlags } from '../support/tiny-run.js';
 
 /** the smallest run that still has every kind of file: 2 rounds, a validation, no full evaluations */
 const TINY = tinyTrainFlags({ validateEvery: 1, kernels: 'wasm' });
@@ -69,20 +68,6 @@ function expectUserError(r: Run, message: RegExp): void {
   expect(r.stderr).not.toMatch(/TypeError|node:internal/);
 }
 
-/** every file under `dir` (relative path -> sha256) */
-function files(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[relative(dir, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 const root = mkdtempSync(join(tmpdir(), 'seal-runfolder-'));
 let done = ''; // a finished run
 let half = ''; // a run killed after round 1 of 2
@@ -98,10 +83,10 @@ function copy(src: string): string {
 async function refused(src: string, damage: (dir: string) => void, message: RegExp): Promise<string> {
   const dir = copy(src);
   damage(dir);
-  const before = files(dir);
+  const before = fileHashes(dir);
   const r = await seal(['train', '--resume', dir]);
   expectUserError(r, message);
-  expect(files(dir)).toEqual(before);
+  expect(fileHashes(dir)).toEqual(before);
   return r.stderr;
 }
 
@@ -138,11 +123,11 @@ describe('seal train: the run folder', { timeout: 600_000 }, () => {
 
   it('--resume of a finished run changes nothing, not even the report', async () => {
     const dir = copy(done);
-    const before = files(dir);
+    const before = fileHashes(dir);
     const r = await seal(['train', '--resume', dir]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('is complete (2 rounds); nothing to do');
-    expect(files(dir)).toEqual(before);
+    expect(fileHashes(dir)).toEqual(before);
   });
 
   it('each round records the code it ran on', () => {
@@ -190,12 +175,12 @@ describe('seal train: the run folder', { timeout: 600_000 }, () => {
     }
     rmSync(open, { recursive: true, force: true });
     // a run folder given as --out of a new run
-    const before = files(done);
+    const before = fileHashes(done);
     expectUserError(
       await seal(['train', '--out', done, ...TINY]),
       /already holds a seal train run; continue it with seal train --resume/,
     );
-    expect(files(done)).toEqual(before);
+    expect(fileHashes(done)).toEqual(before);
   });
 
   it('a folder in use by a live process is refused; a lock left by a dead one is taken over', async () => {
