@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BFCL_MANIFEST } from '../src/envs/bfcl/data/locate.js';
 import { longContextModuleToJson, pullBfcl } from '../src/envs/bfcl/data/pull.js';
 import { loadBfclData, loadLongContextConstants } from '../src/envs/bfcl/data/tasks.js';
-import { repr } from '../src/envs/bfcl/py/format.js';
-import { pyEquals } from '../src/envs/bfcl/py/values.js';
+import { repr } from '../src/envs/py/format.js';
+import { pyEquals } from '../src/envs/py/values.js';
 import { DATA_DIR } from './support/golden.js';
 
 // A stand-in for the public raw-file host, speaking HTTP on loopback and serving the shared copy.

@@ -5,9 +5,9 @@
  * setup.
  */
 import { describe, expect, it } from 'vitest';
-import { decFromNumber, decRepr, decSqrt } from '../src/envs/bfcl/py/decimal.js';
-import { PyException } from '../src/envs/bfcl/py/errors.js';
-import { jsonDumps, repr, resultToString } from '../src/envs/bfcl/py/format.js';
+import { decFromNumber, decRepr, decSqrt } from '../src/envs/py/decimal.js';
+import { PyException } from '../src/envs/py/errors.js';
+import { jsonDumps, repr, resultToString } from '../src/envs/py/format.js';
 import {
   bitLength,
   correctlyRoundedCosSin,
@@ -15,8 +15,8 @@ import {
   pow as libmPow,
   nearestDouble,
   ratioToDouble,
-} from '../src/envs/bfcl/py/libm.js';
-import { dpsToPrec, mpDiv, mpLog, mpRepr } from '../src/envs/bfcl/py/mpmath.js';
+} from '../src/envs/py/libm.js';
+import { dpsToPrec, mpDiv, mpLog, mpRepr } from '../src/envs/py/mpmath.js';
 import {
   add,
   floordiv,
@@ -29,8 +29,8 @@ import {
   sub,
   toFloat,
   truediv,
-} from '../src/envs/bfcl/py/ops.js';
-import { dictOf, PyTuple, type PyValue } from '../src/envs/bfcl/py/values.js';
+} from '../src/envs/py/ops.js';
+import { dictOf, PyTuple, type PyValue } from '../src/envs/py/values.js';
 
 /** The repr of the result, or `Type: message` for a Python exception (as the executor shows it). */
 function py(f: () => PyValue): string {

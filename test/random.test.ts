@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { floatRepr } from '../src/envs/bfcl/py/format.js';
-import { PyRandom } from '../src/envs/bfcl/py/random.js';
+import { floatRepr } from '../src/envs/py/format.js';
+import { PyRandom } from '../src/envs/py/random.js';
 import { readOracle } from './support/golden.js';
 
 interface SeedRecord {

@@ -11,9 +11,9 @@
  * is returned whole and the hermes decoder of the rollout parses it, with its parse errors.
  */
 
-import { floatRepr } from '../envs/bfcl/py/format.js';
-import { parsePyJson } from '../envs/bfcl/py/json.js';
-import type { PyValue } from '../envs/bfcl/py/values.js';
+import { floatRepr } from '../envs/py/format.js';
+import { parsePyJson } from '../envs/py/json.js';
+import type { PyValue } from '../envs/py/values.js';
 import { templateValue } from '../render/chat-line.js';
 import { FamilyRenderer } from '../render/family-renderer.js';
 import type { Renderer, RenderMessage, TemplateValue } from '../render/renderer.js';

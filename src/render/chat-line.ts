@@ -5,8 +5,8 @@
  * apart. So the line is read by the project's Python-faithful JSON reader, and floats with an
  * integral value become PyFloat.
  */
-import { parsePyJson } from '../envs/bfcl/py/json.js';
-import type { PyValue } from '../envs/bfcl/py/values.js';
+import { parsePyJson } from '../envs/py/json.js';
+import type { PyValue } from '../envs/py/values.js';
 import { type ChatInput, PyFloat, type RenderMessage, type TemplateValue } from './renderer.js';
 
 /** a chat line that cannot be rendered: the message says which key and why */

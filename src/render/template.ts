@@ -10,8 +10,8 @@
  * values its Environment makes.
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
-import { type JsonDumpsOptions, jsonDumps } from '../envs/bfcl/py/format.js';
-import type { PyDict, PyValue } from '../envs/bfcl/py/values.js';
+import { type JsonDumpsOptions, jsonDumps } from '../envs/py/format.js';
+import type { PyDict, PyValue } from '../envs/py/values.js';
 import { PyFloat, type TemplateValue } from './renderer.js';
 
 type Rv = ReturnType<Environment['lookupVariable']>;

@@ -6,7 +6,7 @@
 import type { ClassName } from '../envs/bfcl/apis/api.js';
 import type { TurnFailure } from '../envs/bfcl/checker.js';
 import type { Category, ChatMessage, SuiteName } from '../envs/bfcl/data/tasks.js';
-import type { JsonValue } from '../envs/bfcl/py/values.js';
+import type { JsonValue } from '../envs/py/values.js';
 import type { ArgumentIssue } from './schema.js';
 
 export const TRAJECTORY_VERSION = 1 as const;

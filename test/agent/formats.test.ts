@@ -14,9 +14,9 @@ import {
   parsePythonExpression,
 } from '../../src/envs/bfcl/calls/parse.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, visibleFunctions } from '../../src/envs/bfcl/episode.js';
-import { jsonDumps, repr } from '../../src/envs/bfcl/py/format.js';
-import type { PyDict } from '../../src/envs/bfcl/py/values.js';
 import { toOpenAiTool } from '../../src/envs/bfcl/tools.js';
+import { jsonDumps, repr } from '../../src/envs/py/format.js';
+import type { PyDict } from '../../src/envs/py/values.js';
 import type { Completion, NativeToolCall } from '../../src/policy/policy.js';
 import { decorateOpenAiTool, REQUIRED_MARK } from '../../src/seal/interface/schema-cues.js';
 import { sharedData } from '../support/golden.js';

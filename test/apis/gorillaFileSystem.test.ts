@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { GorillaFileSystem, gorillaFileSystem } from '../../src/envs/bfcl/apis/gorillaFileSystem.js';
 import { TaskEnvironment } from '../../src/envs/bfcl/executor.js';
-import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
-import { type PyDict, PyTuple, type PyValue, pyEquals } from '../../src/envs/bfcl/py/values.js';
 import { stateHash, stateSnapshot } from '../../src/envs/bfcl/state.js';
+import { parsePyJson } from '../../src/envs/py/json.js';
+import { type PyDict, PyTuple, type PyValue, pyEquals } from '../../src/envs/py/values.js';
 import { callMethod } from '../support/api.js';
 import { type GoldenTrace, readJsonl, sharedData } from '../support/golden.js';
 

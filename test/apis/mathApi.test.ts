@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mathApi } from '../../src/envs/bfcl/apis/mathApi.js';
-import { type PyKey, PyTuple, type PyValue } from '../../src/envs/bfcl/py/values.js';
+import { type PyKey, PyTuple, type PyValue } from '../../src/envs/py/values.js';
 import { callMethod } from '../support/api.js';
 
 /** Call a method on a fresh instance the way the executor does (result string or error text). */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type MessageApiInstance, messageApi } from '../../src/envs/bfcl/apis/messageApi.js';
-import { repr } from '../../src/envs/bfcl/py/format.js';
-import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
-import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
-import { toStateJson } from '../../src/envs/bfcl/py/values.js';
+import { repr } from '../../src/envs/py/format.js';
+import { parsePyJson } from '../../src/envs/py/json.js';
+import type { PyDict, PyValue } from '../../src/envs/py/values.js';
+import { toStateJson } from '../../src/envs/py/values.js';
 import { callMethod } from '../support/api.js';
 
 function fresh(config = '{}'): MessageApiInstance {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type TicketApiInstance, ticketApi } from '../../src/envs/bfcl/apis/ticketApi.js';
-import { repr } from '../../src/envs/bfcl/py/format.js';
-import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
-import type { PyDict, PyKey, PyValue } from '../../src/envs/bfcl/py/values.js';
+import { repr } from '../../src/envs/py/format.js';
+import { parsePyJson } from '../../src/envs/py/json.js';
+import type { PyDict, PyKey, PyValue } from '../../src/envs/py/values.js';
 import { callMethod } from '../support/api.js';
 
 const CONFIG =

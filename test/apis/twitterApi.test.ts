@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ScenarioContext } from '../../src/envs/bfcl/apis/api.js';
 import { type TwitterApiInstance, twitterApi } from '../../src/envs/bfcl/apis/twitterApi.js';
-import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
-import type { PyDict, PyValue } from '../../src/envs/bfcl/py/values.js';
-import { toStateJson } from '../../src/envs/bfcl/py/values.js';
+import { parsePyJson } from '../../src/envs/py/json.js';
+import type { PyDict, PyValue } from '../../src/envs/py/values.js';
+import { toStateJson } from '../../src/envs/py/values.js';
 import { callMethod } from '../support/api.js';
 
 const ctx: ScenarioContext = { longContext: false, constants: undefined };

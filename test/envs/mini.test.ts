@@ -6,8 +6,6 @@ import { API_CLASSES } from '../../src/envs/bfcl/apis/index.js';
 import { checkTask } from '../../src/envs/bfcl/checker.js';
 import { type BfclTask, CATEGORIES, isLongContext } from '../../src/envs/bfcl/data/tasks.js';
 import { BfclEpisode, visibleFunctions } from '../../src/envs/bfcl/episode.js';
-import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
-import { type PyDict, pyEquals } from '../../src/envs/bfcl/py/values.js';
 import {
   buildMiniSplits,
   generate,
@@ -17,6 +15,8 @@ import {
   miniTaskToJson,
   scenarioKeys,
 } from '../../src/envs/mini/index.js';
+import { parsePyJson } from '../../src/envs/py/json.js';
+import { type PyDict, pyEquals } from '../../src/envs/py/values.js';
 import { diagnose } from '../../src/seal/diagnosis.js';
 import { isExecutionError } from '../../src/seal/trajectory.js';
 

@@ -1,8 +1,8 @@
 /** Calling one API method directly, the way the executor does, for the per-class unit tests. */
 import type { ApiClass, BfclApi, BoundArgs } from '../../src/envs/bfcl/apis/api.js';
-import { PyException } from '../../src/envs/bfcl/py/errors.js';
-import { resultToString } from '../../src/envs/bfcl/py/format.js';
-import type { PyValue } from '../../src/envs/bfcl/py/values.js';
+import { PyException } from '../../src/envs/py/errors.js';
+import { resultToString } from '../../src/envs/py/format.js';
+import type { PyValue } from '../../src/envs/py/values.js';
 
 /** Positional arguments bound in the method's Python order; returns the result string or error text. */
 export function callMethod<T extends BfclApi>(

@@ -8,8 +8,8 @@
 import { paramsOfTool } from '../../src/agent/trajectory.js';
 import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
 import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
-import { jsonDumps } from '../../src/envs/bfcl/py/format.js';
-import type { PyDict } from '../../src/envs/bfcl/py/values.js';
+import { jsonDumps } from '../../src/envs/py/format.js';
+import type { PyDict } from '../../src/envs/py/values.js';
 
 export interface StructuredCall {
   readonly name: string;

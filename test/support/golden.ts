@@ -15,9 +15,9 @@ import type { ClassName } from '../../src/envs/bfcl/apis/api.js';
 import { resolveDataDir } from '../../src/envs/bfcl/data/locate.js';
 import { type BfclData, loadBfclData } from '../../src/envs/bfcl/data/tasks.js';
 import { TaskEnvironment } from '../../src/envs/bfcl/executor.js';
-import { parsePyJson } from '../../src/envs/bfcl/py/json.js';
-import type { JsonValue, PyDict } from '../../src/envs/bfcl/py/values.js';
 import { stateHash, stateSnapshot } from '../../src/envs/bfcl/state.js';
+import { parsePyJson } from '../../src/envs/py/json.js';
+import type { JsonValue, PyDict } from '../../src/envs/py/values.js';
 
 export const SHARED_BFCL = resolve(
   process.env.SEAL_SHARED_BFCL ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'bfcl-v3'),

@@ -7,10 +7,10 @@
 
 import { structuredCallToString } from '../../envs/bfcl/calls/decode.js';
 import { PYTHON_KEYWORDS } from '../../envs/bfcl/calls/parse.js';
-import { jsonDumps } from '../../envs/bfcl/py/format.js';
-import { parsePyJson } from '../../envs/bfcl/py/json.js';
-import type { PyDict, PyValue } from '../../envs/bfcl/py/values.js';
 import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
+import { jsonDumps } from '../../envs/py/format.js';
+import { parsePyJson } from '../../envs/py/json.js';
+import type { PyDict, PyValue } from '../../envs/py/values.js';
 import type { ChatMessage, Completion } from '../../policy/policy.js';
 import type { SchemaShown } from '../../seal/interface.js';
 import type { FormatAdapter } from '../format.js';

@@ -24,9 +24,9 @@
  * - any bad block makes the whole step a parse error (its reason names the block).
  */
 
-import { parsePyJson } from '../../envs/bfcl/py/json.js';
-import type { PyValue } from '../../envs/bfcl/py/values.js';
 import type { OpenAiTool } from '../../envs/bfcl/tools.js';
+import { parsePyJson } from '../../envs/py/json.js';
+import type { PyValue } from '../../envs/py/values.js';
 import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';
 import {

@@ -4,9 +4,10 @@
  * arguments text) decode into call strings. Tool results go back as `tool` messages, one per
  * call, answering the call's id.
  */
-import { parsePyJson } from '../../envs/bfcl/py/json.js';
-import type { PyValue } from '../../envs/bfcl/py/values.js';
+
 import type { OpenAiTool } from '../../envs/bfcl/tools.js';
+import { parsePyJson } from '../../envs/py/json.js';
+import type { PyValue } from '../../envs/py/values.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../../policy/policy.js';
 import type { FormatAdapter } from '../format.js';
 import type { DecodedStep } from '../recorder.js';

@@ -11,10 +11,11 @@
  * checker stops at the first failure; we keep checking later turns for the detail record, which
  * does not change `valid`.
  */
+
+import { pyEquals } from '../py/values.js';
 import type { ClassName } from './apis/api.js';
 import { type BfclData, type BfclTask, isLongContext } from './data/tasks.js';
 import { TaskEnvironment } from './executor.js';
-import { pyEquals } from './py/values.js';
 
 export type CheckErrorType =
   | 'multi_turn:inference_error'

@@ -8,11 +8,8 @@
  * result that says so.
  */
 
-import type { ApiClass, BfclApi, ClassName, LongContextConstants, MethodSpec } from './apis/api.js';
-import { API_CLASSES } from './apis/index.js';
-import { type Expr, ParseTooDeep, PySyntaxError, parsePythonExpression } from './calls/parse.js';
-import { PyException, TypeError_ } from './py/errors.js';
-import { resultToString } from './py/format.js';
+import { PyException, TypeError_ } from '../py/errors.js';
+import { resultToString } from '../py/format.js';
 import {
   deepCopy,
   dictSet,
@@ -23,7 +20,10 @@ import {
   PyTuple,
   type PyValue,
   typeName,
-} from './py/values.js';
+} from '../py/values.js';
+import type { ApiClass, BfclApi, ClassName, LongContextConstants, MethodSpec } from './apis/api.js';
+import { API_CLASSES } from './apis/index.js';
+import { type Expr, ParseTooDeep, PySyntaxError, parsePythonExpression } from './calls/parse.js';
 
 export const ERROR_PREFIX = 'Error during execution: ';
 

@@ -3,9 +3,9 @@
  * the port with the reference and to fingerprint states in run records.
  */
 import { createHash } from 'node:crypto';
+import { type JsonValue, toStateJson } from '../py/values.js';
 import type { ClassName } from './apis/api.js';
 import type { TaskEnvironment } from './executor.js';
-import { type JsonValue, toStateJson } from './py/values.js';
 
 /** `{Class: {attribute: value}}` for every involved instance. */
 export function stateSnapshot(env: TaskEnvironment): Record<string, Record<string, JsonValue>> {

@@ -15,7 +15,7 @@ import { Rng } from '../../util/rng.js';
 import { CLASS_NAMES, type ClassName } from '../bfcl/apis/api.js';
 import { type BfclTask, CATEGORIES, type Category, type ChatMessage } from '../bfcl/data/tasks.js';
 import { ERROR_PREFIX, TaskEnvironment } from '../bfcl/executor.js';
-import type { PyDict } from '../bfcl/py/values.js';
+import type { PyDict } from '../py/values.js';
 import { type Step, WORLD_BUILDERS } from './worlds.js';
 
 export const MINI_PREFIX = 'mini';

@@ -3,7 +3,7 @@
  * formatting for ground-truth call strings, and a canonical JSON form of Python values (ints stay
  * ints, floats keep a decimal point) for hashing and overlap checks.
  */
-import { PyObject, PySet, PyTuple, type PyValue } from '../bfcl/py/values.js';
+import { PyObject, PySet, PyTuple, type PyValue } from '../py/values.js';
 
 /** A literal argument of a ground-truth call: bigint is a Python int, number a Python float. */
 export type Lit = string | bigint | number | boolean | null | readonly Lit[] | { readonly [k: string]: Lit };

@@ -9,7 +9,7 @@
 
 import type { Rng } from '../../util/rng.js';
 import type { ClassName } from '../bfcl/apis/api.js';
-import { dictOf, type PyDict } from '../bfcl/py/values.js';
+import { dictOf, type PyDict } from '../py/values.js';
 import { call, type Lit } from './util.js';
 
 /** One user request and its ground truth. */

@@ -9,13 +9,13 @@
  * (Python writes `30.0` for the float and `30` for the int, `1e+21` for the float 1e21), a string
  * is escaped as json.dumps escapes it (`"Zoë"` becomes `"Zo\u00eb"`), a scalar's `str()` is
  * Python's (`True`, `None`). The value model, the JSON reader and the writers are the BFCL port's
- * (src/envs/bfcl/py), so there is one of each in the project; this module adds what the families
+ * (src/envs/py), so there is one of each in the project; this module adds what the families
  * need on top: the strict reader that keeps the text of each value, the conversion of the
  * JavaScript values a chat holds, and Python's whitespace.
  */
-import { type JsonDumpsOptions, jsonDumps, jsonString, repr, str } from '../../envs/bfcl/py/format.js';
-import { PyJsonSyntaxError, parsePySpanned, type Spanned } from '../../envs/bfcl/py/json.js';
-import type { PyDict, PyValue } from '../../envs/bfcl/py/values.js';
+import { type JsonDumpsOptions, jsonDumps, jsonString, repr, str } from '../../envs/py/format.js';
+import { PyJsonSyntaxError, parsePySpanned, type Spanned } from '../../envs/py/json.js';
+import type { PyDict, PyValue } from '../../envs/py/values.js';
 import { PyFloat } from '../renderer.js';
 
 export type { JsonDumpsOptions, PyDict, PyValue, Spanned };

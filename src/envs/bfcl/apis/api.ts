@@ -8,7 +8,7 @@
  * parameter out (the method applies its own default, which is how per-instance default objects
  * such as TwitterAPI's shared `mentions=[]` list can be reproduced).
  */
-import type { PyDict, PyValue } from '../py/values.js';
+import type { PyDict, PyValue } from '../../py/values.js';
 
 export const CLASS_NAMES = [
   'GorillaFileSystem',

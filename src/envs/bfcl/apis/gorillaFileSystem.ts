@@ -10,11 +10,11 @@
  * The reference's accidental behaviours are kept on purpose (they are pinned by the golden
  * files); each one is marked "Quirk" where it happens.
  */
-import { AttributeErrorForType, TypeError_, ValueError_ } from '../py/errors.js';
-import { compareCodePoints, repr, str } from '../py/format.js';
-import { add, compare, contains, formatFixed, getItem, iterate, len, strFor, truthy } from '../py/ops.js';
-import { joinStrings, splitlines, splitWhitespace } from '../py/text.js';
-import type { JsonValue, PyDict, PyKey, PyValue } from '../py/values.js';
+import { AttributeErrorForType, TypeError_, ValueError_ } from '../../py/errors.js';
+import { compareCodePoints, repr, str } from '../../py/format.js';
+import { add, compare, contains, formatFixed, getItem, iterate, len, strFor, truthy } from '../../py/ops.js';
+import { joinStrings, splitlines, splitWhitespace } from '../../py/text.js';
+import type { JsonValue, PyDict, PyKey, PyValue } from '../../py/values.js';
 import {
   dictDelete,
   dictGet,
@@ -24,7 +24,7 @@ import {
   pyEquals,
   toStateJson,
   typeName,
-} from '../py/values.js';
+} from '../../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, MethodSpec, ParamSpec, ScenarioContext } from './api.js';
 import { longContextConstant, opt, req } from './api.js';
 

@@ -12,10 +12,10 @@
  * - `square_root` uses the `decimal` module with context precision `precision` (`py/decimal`);
  *   the result is a `Decimal`, e.g. `{'result': Decimal('1.414213562')}`.
  */
-import { decFromNumber, decimalPrecision, decRepr, decSqrt, MAX_DECIMAL_DIGITS } from '../py/decimal.js';
-import { PyException } from '../py/errors.js';
-import { str } from '../py/format.js';
-import { dpsToPrec, MAX_WORKING_BITS, mpDiv, mpLog, mpRepr } from '../py/mpmath.js';
+import { decFromNumber, decimalPrecision, decRepr, decSqrt, MAX_DECIMAL_DIGITS } from '../../py/decimal.js';
+import { PyException } from '../../py/errors.js';
+import { str } from '../../py/format.js';
+import { dpsToPrec, MAX_WORKING_BITS, mpDiv, mpLog, mpRepr } from '../../py/mpmath.js';
 import {
   add,
   contains,
@@ -33,9 +33,9 @@ import {
   sub,
   truediv,
   truthy,
-} from '../py/ops.js';
-import type { PyDict, PyValue } from '../py/values.js';
-import { dictGet, dictOf, PyOpaque, pyEquals } from '../py/values.js';
+} from '../../py/ops.js';
+import type { PyDict, PyValue } from '../../py/values.js';
+import { dictGet, dictOf, PyOpaque, pyEquals } from '../../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { opt, req } from './api.js';
 

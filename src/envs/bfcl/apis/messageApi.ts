@@ -8,12 +8,21 @@
  * Arguments arrive as arbitrary Python values, so every operation whose outcome depends on their
  * type goes through the `py/ops` helpers; a wrong type then fails with CPython's own text.
  */
-import { AttributeError_, IndexError_, ValueError_ } from '../py/errors.js';
-import { str } from '../py/format.js';
-import { add, contains, dictValues, iterate, listFor, requireHashable, strFor, truthy } from '../py/ops.js';
-import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
-import type { PyDict, PyKey, PyList, PyValue } from '../py/values.js';
-import { dictGet, dictOf, dictSet, findKey, PySet, pyEquals } from '../py/values.js';
+import { AttributeError_, IndexError_, ValueError_ } from '../../py/errors.js';
+import { str } from '../../py/format.js';
+import {
+  add,
+  contains,
+  dictValues,
+  iterate,
+  listFor,
+  requireHashable,
+  strFor,
+  truthy,
+} from '../../py/ops.js';
+import { PyRandom, randomFromScenarioSeed } from '../../py/random.js';
+import type { PyDict, PyKey, PyList, PyValue } from '../../py/values.js';
+import { dictGet, dictOf, dictSet, findKey, PySet, pyEquals } from '../../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { req } from './api.js';
 

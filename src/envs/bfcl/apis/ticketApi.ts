@@ -10,12 +10,12 @@
  * hash seed 0, and this port reproduces that order exactly (SipHash-1-3 with a zero key plus
  * CPython 3.11's open-addressing set table), see `pySetDifferenceOrder` below.
  */
-import { AttributeError_ } from '../py/errors.js';
-import { str } from '../py/format.js';
-import { add, getItem, gt, iterate, listFor, lt, setItem, strFor, truthy } from '../py/ops.js';
-import { joinStrings } from '../py/text.js';
-import type { PyDict, PyKey, PyValue } from '../py/values.js';
-import { dictOf, pyEquals } from '../py/values.js';
+import { AttributeError_ } from '../../py/errors.js';
+import { str } from '../../py/format.js';
+import { add, getItem, gt, iterate, listFor, lt, setItem, strFor, truthy } from '../../py/ops.js';
+import { joinStrings } from '../../py/text.js';
+import type { PyDict, PyKey, PyValue } from '../../py/values.js';
+import { dictOf, pyEquals } from '../../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { opt, req } from './api.js';
 

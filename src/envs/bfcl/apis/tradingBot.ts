@@ -13,9 +13,9 @@ import {
   DATETIME_MAX,
   DATETIME_MIN,
   strptime,
-} from '../py/datetime.js';
-import { AttributeError_, PyException, TypeError_, ValueError_ } from '../py/errors.js';
-import { repr, str } from '../py/format.js';
+} from '../../py/datetime.js';
+import { AttributeError_, PyException, TypeError_, ValueError_ } from '../../py/errors.js';
+import { repr, str } from '../../py/format.js';
 import {
   add,
   contains,
@@ -37,10 +37,10 @@ import {
   toFloat,
   toInt,
   truthy,
-} from '../py/ops.js';
-import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
-import type { PyDict, PyList, PyValue } from '../py/values.js';
-import { dictOf, dictSet, pyDict, pyEquals, typeName } from '../py/values.js';
+} from '../../py/ops.js';
+import { PyRandom, randomFromScenarioSeed } from '../../py/random.js';
+import type { PyDict, PyList, PyValue } from '../../py/values.js';
+import { dictOf, dictSet, pyDict, pyEquals, typeName } from '../../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { longContextConstant, opt, req } from './api.js';
 

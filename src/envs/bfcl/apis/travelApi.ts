@@ -7,9 +7,9 @@
  * helpers so that odd types fail with CPython's exact error text.
  */
 
-import { DATE_FORMAT, strptime } from '../py/datetime.js';
-import { AttributeError_, PyException, TypeError_, ValueError_ } from '../py/errors.js';
-import { str } from '../py/format.js';
+import { DATE_FORMAT, strptime } from '../../py/datetime.js';
+import { AttributeError_, PyException, TypeError_, ValueError_ } from '../../py/errors.js';
+import { str } from '../../py/format.js';
 import {
   add,
   contains,
@@ -24,9 +24,9 @@ import {
   sub,
   toFloat,
   truediv,
-} from '../py/ops.js';
-import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
-import { intOfDigits, pyIsDigit } from '../py/text.js';
+} from '../../py/ops.js';
+import { PyRandom, randomFromScenarioSeed } from '../../py/random.js';
+import { intOfDigits, pyIsDigit } from '../../py/text.js';
 import {
   deepCopy,
   dictOf,
@@ -36,7 +36,7 @@ import {
   type PyValue,
   pyEquals,
   typeName,
-} from '../py/values.js';
+} from '../../py/values.js';
 import { type ApiClass, type BfclApi, longContextConstant, opt, req, type ScenarioContext } from './api.js';
 
 const DEFAULT_RANDOM_SEED = 141053n;

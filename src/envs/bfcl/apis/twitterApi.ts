@@ -4,8 +4,8 @@
  * Arguments arrive as arbitrary Python values, so every operation whose outcome depends on their
  * type goes through the `py/ops` helpers; that way a wrong type fails with CPython's own text.
  */
-import { AttributeError_ } from '../py/errors.js';
-import { str } from '../py/format.js';
+import { AttributeError_ } from '../../py/errors.js';
+import { str } from '../../py/format.js';
 import {
   add,
   contains,
@@ -20,9 +20,9 @@ import {
   strFor,
   toInt,
   truthy,
-} from '../py/ops.js';
-import type { PyDict, PyList, PyValue } from '../py/values.js';
-import { dictOf, dictSet, pyEquals } from '../py/values.js';
+} from '../../py/ops.js';
+import type { PyDict, PyList, PyValue } from '../../py/values.js';
+import { dictOf, dictSet, pyEquals } from '../../py/values.js';
 import type { ApiClass, BfclApi, BoundArgs, ScenarioContext } from './api.js';
 import { opt, req } from './api.js';
 

@@ -12,10 +12,10 @@ import {
   toFloat,
   truediv,
   truthy,
-} from '../py/ops.js';
-import { PyRandom, randomFromScenarioSeed } from '../py/random.js';
-import { joinStrings } from '../py/text.js';
-import { deepCopy, dictOf, type PyDict, type PyValue, pyEquals } from '../py/values.js';
+} from '../../py/ops.js';
+import { PyRandom, randomFromScenarioSeed } from '../../py/random.js';
+import { joinStrings } from '../../py/text.js';
+import { deepCopy, dictOf, type PyDict, type PyValue, pyEquals } from '../../py/values.js';
 import { type ApiClass, type BfclApi, longContextConstant, opt, req, type ScenarioContext } from './api.js';
 
 const DEFAULT_RANDOM_SEED = 141053n;

@@ -4,9 +4,9 @@
  * `name(arg=repr(value), ...)`, and prompting-style text `[f(a=1), g()]` is parsed (never
  * evaluated) into one call string per call.
  */
-import { repr } from '../py/format.js';
-import { parsePyJson } from '../py/json.js';
-import type { PyValue } from '../py/values.js';
+import { repr } from '../../py/format.js';
+import { parsePyJson } from '../../py/json.js';
+import type { PyValue } from '../../py/values.js';
 import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
 import { decodeExecutePrompting } from './prompting.js';
 

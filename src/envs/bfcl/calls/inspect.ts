@@ -3,9 +3,10 @@
  * form the argument checks and the trajectory record need. Positional arguments are named by
  * the method's Python parameter order.
  */
+
+import { repr } from '../../py/format.js';
+import { type JsonValue, PyOpaque, PySet, PyTuple, type PyValue } from '../../py/values.js';
 import type { ParamSpec } from '../apis/api.js';
-import { repr } from '../py/format.js';
-import { type JsonValue, PyOpaque, PySet, PyTuple, type PyValue } from '../py/values.js';
 import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
 
 export interface InspectedCall {

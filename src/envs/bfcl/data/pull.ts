@@ -12,9 +12,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../../util/errors.js';
 import { writeAtomic } from '../../../util/files.js';
+import { jsonDumps } from '../../py/format.js';
+import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../../py/values.js';
 import { literalValue, parsePythonExpression } from '../calls/parse.js';
-import { jsonDumps } from '../py/format.js';
-import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../py/values.js';
 import { BFCL_MANIFEST, type BfclManifest } from './locate.js';
 import { LONG_CONTEXT_CONSTANTS_FILE, SPLIT_FILE } from './tasks.js';
 

@@ -6,10 +6,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../../util/errors.js';
+import { parsePyJson } from '../../py/json.js';
+import type { PyDict, PyValue } from '../../py/values.js';
 import type { ClassName, LongContextConstants } from '../apis/api.js';
 import { isClassName } from '../apis/api.js';
-import { parsePyJson } from '../py/json.js';
-import type { PyDict, PyValue } from '../py/values.js';
 
 export const CATEGORIES = ['base', 'miss_func', 'miss_param', 'long_context'] as const;
 export type Category = (typeof CATEGORIES)[number];
