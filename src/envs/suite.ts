@@ -62,8 +62,11 @@ export interface Observation {
 }
 
 export interface Opening extends Observation {
-  /** the suite's framing of the agent's job (τ²: the domain policy); the format adds its own protocol */
-  readonly framing: string;
+  /**
+   * the suite's framing of the agent's job (τ²: the domain policy), which the format wraps in its
+   * protocol; absent: the format's own framing (BFCL's)
+   */
+  readonly framing?: string;
   readonly tools: readonly SuiteTool[];
 }
 
