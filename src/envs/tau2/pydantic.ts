@@ -170,6 +170,79 @@ export function literal<const L extends string>(...values: L[]): PyType<L> {
   };
 }
 
+/**
+ * A `str` Enum class: its members' values validate (held as the value strings, which is how
+ * they compare, print with `.value` and dump as JSON), and the schema refers to `$defs`.
+ */
+export function enumOf<const V extends string>(name: string, values: readonly V[]): PyType<V> {
+  const expected =
+    values.length === 1
+      ? repr(values[0]!)
+      : `${values.slice(0, -1).map(repr).join(', ')} or ${repr(values[values.length - 1]!)}`;
+  return {
+    titled: false,
+    validate: (v, loc, issues) =>
+      typeof v === 'string' && (values as readonly string[]).includes(v)
+        ? (v as V)
+        : issue(issues, loc, 'enum', `Input should be ${expected}`, v),
+    schema: (ctx) => {
+      if (!ctx.defs.has(name)) ctx.defs.set(name, { enum: [...values], title: name, type: 'string' });
+      return { $ref: `#/$defs/${name}` };
+    },
+  };
+}
+
+const DATE_TEXT = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATETIME_TEXT = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/;
+
+function realDate(y: string, m: string, d: string): boolean {
+  const month = Number(m);
+  const day = Number(d);
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
+}
+
+/**
+ * `datetime.date`, held as the text `str(date)` gives (`2025-02-25`): that is what
+ * `json.dumps(..., default=str)` writes for it, and such texts sort as the dates do.
+ */
+export const date: PyType<string> = {
+  titled: true,
+  validate(v, loc, issues) {
+    if (typeof v !== 'string') return issue(issues, loc, 'date_type', 'Input should be a valid date', v);
+    const m = DATE_TEXT.exec(v);
+    if (m && realDate(m[1]!, m[2]!, m[3]!)) return v;
+    return issue(
+      issues,
+      loc,
+      'date_from_datetime_parsing',
+      'Input should be a valid date or datetime, invalid character',
+      v,
+    );
+  },
+  schema: () => ({ format: 'date', type: 'string' }),
+};
+
+/** `datetime.datetime` without time zone, held as `str(dt)` gives it (`2025-01-20 14:30:00`). */
+export const datetime: PyType<string> = {
+  titled: true,
+  validate(v, loc, issues) {
+    if (typeof v !== 'string')
+      return issue(issues, loc, 'datetime_type', 'Input should be a valid datetime', v);
+    const d = DATE_TEXT.exec(v);
+    if (d && realDate(d[1]!, d[2]!, d[3]!)) return `${v} 00:00:00`;
+    const m = DATETIME_TEXT.exec(v);
+    if (m && realDate(m[1]!, m[2]!, m[3]!)) return `${m[1]}-${m[2]}-${m[3]} ${m[4]}:${m[5]}:${m[6] ?? '00'}`;
+    return issue(
+      issues,
+      loc,
+      'datetime_from_date_parsing',
+      'Input should be a valid datetime or date, invalid character',
+      v,
+    );
+  },
+  schema: () => ({ format: 'date-time', type: 'string' }),
+};
+
 /** `Optional[T]` */
 export function optional<T>(t: PyType<T>): PyType<T | null> {
   return {
@@ -302,7 +375,8 @@ export class ModelSpec<T extends object> implements PyType<Model<T>> {
     Object.defineProperty(m, '$spec', { value: this, enumerable: false });
     for (const f of this.fields) {
       const v = (values as Record<string, unknown>)[f.name];
-      (m as unknown as Record<string, unknown>)[f.name] = v === undefined ? f.default?.value : v;
+      (m as unknown as Record<string, unknown>)[f.name] =
+        v === undefined ? (f.default ? freshCopy(f.default.value) : undefined) : v;
     }
     return m as unknown as Model<T>;
   }
@@ -321,7 +395,7 @@ export class ModelSpec<T extends object> implements PyType<Model<T>> {
     let ok = true;
     for (const f of this.fields) {
       if (!v.has(f.name)) {
-        if (f.default) values[f.name] = f.default.value;
+        if (f.default) values[f.name] = freshCopy(f.default.value);
         else {
           issue(issues, [...loc, f.name], 'missing', 'Field required', v);
           ok = false;
@@ -440,6 +514,26 @@ function jsonOf(v: PyValue): unknown {
   if (typeof v === 'bigint') return Number(v);
   if (Array.isArray(v)) return v.map(jsonOf);
   if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), jsonOf(x)]));
+  return v;
+}
+
+/**
+ * A default as each new instance gets it: pydantic copies a mutable default per instance (and a
+ * `default_factory` makes a new one), so no two instances share a list, a dict or a model.
+ */
+export function freshCopy(v: PyValue): PyValue {
+  if (v instanceof PyModel) {
+    const self = v as unknown as Record<string, PyValue>;
+    const values: Record<string, PyValue> = {};
+    for (const f of v.$spec.fields) values[f.name] = freshCopy(self[f.name]!);
+    return v.$spec.make(values);
+  }
+  if (Array.isArray(v)) return v.map(freshCopy);
+  if (v instanceof Map) {
+    const out: PyDict = new Map();
+    for (const [k, x] of v) out.set(k, freshCopy(x));
+    return out;
+  }
   return v;
 }
 
