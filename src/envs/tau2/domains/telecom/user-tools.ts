@@ -177,7 +177,10 @@ export class TelecomUserTools {
   }
 
   check_network_mode_preference(): string {
-    return `Network Mode Preference: ${pyStr(this.d('network_mode_preference'))}`;
+    const mode = this.d('network_mode_preference');
+    // `.value` of the stored enum; a non-text mode was stored as given and has none
+    if (typeof mode !== 'string') throw AttributeError_(mode, 'value');
+    return `Network Mode Preference: ${mode}`;
   }
 
   set_network_mode_preference(mode: PyValue): string {
