@@ -9,7 +9,7 @@
  * types: a float field that was given the int `0` dumps `0`.
  */
 import { PyException } from '../py/errors.js';
-import { repr } from '../py/format.js';
+import { compareCodePoints, floatRepr, jsonDumps, repr } from '../py/format.js';
 import { type PyDict, PyObject, type PyValue, pyEquals, typeName } from '../py/values.js';
 
 /** The pydantic release whose error links the reference shows (`errors.pydantic.dev/<v>/v/...`). */
@@ -577,4 +577,92 @@ function validationText(title: string, issues: readonly Issue[]): string {
     );
   }
   return lines.join('\n');
+}
+
+/** `copy.deepcopy` of held values, models included (a fresh database from a validated template). */
+export function deepClone<T extends PyValue>(v: T): T {
+  if (v instanceof PyModel) {
+    const self = v as unknown as Record<string, PyValue>;
+    const values: Record<string, PyValue> = {};
+    for (const f of v.$spec.fields) values[f.name] = deepClone(self[f.name]!);
+    return v.$spec.make(values) as unknown as T;
+  }
+  if (Array.isArray(v)) return v.map((x) => deepClone(x)) as T;
+  if (v instanceof Map) {
+    const out: PyDict = new Map();
+    for (const [k, x] of v as PyDict) out.set(k, deepClone(x));
+    return out as T;
+  }
+  return v;
+}
+
+const sortedFieldsCache = new WeakMap<ModelSpec<object>, string[]>();
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * `json.dumps(model_dump(), sort_keys=True)` of held values, written straight from the models
+ * (the databases are megabytes, and the evaluator compares them often): the same text as
+ * `jsonDumps(modelDump(m), { sortKeys: true })`, which the tests check.
+ */
+export function sortedJson(v: PyValue): string {
+  const out: string[] = [];
+  writeSorted(v, out);
+  return out.join('');
+}
+
+function writeSorted(v: PyValue, out: string[]): void {
+  if (typeof v === 'string') {
+    out.push(PLAIN_JSON_TEXT.test(v) ? `"${v}"` : jsonDumps(v));
+    return;
+  }
+  if (v instanceof PyModel) {
+    let names = sortedFieldsCache.get(v.$spec);
+    if (!names) {
+      names = v.$spec.fields.map((f) => f.name).sort(compareCodePoints);
+      sortedFieldsCache.set(v.$spec, names);
+    }
+    const self = v as unknown as Record<string, PyValue>;
+    out.push('{');
+    for (let i = 0; i < names.length; i++) {
+      if (i) out.push(', ');
+      out.push(`"${names[i]}": `);
+      writeSorted(self[names[i]!]!, out);
+    }
+    out.push('}');
+    return;
+  }
+  if (Array.isArray(v)) {
+    out.push('[');
+    for (let i = 0; i < v.length; i++) {
+      if (i) out.push(', ');
+      writeSorted(v[i]!, out);
+    }
+    out.push(']');
+    return;
+  }
+  if (v instanceof Map) {
+    const keys = [...v.keys()];
+    if (!keys.every((k) => typeof k === 'string')) {
+      out.push(jsonDumps(dumpValue(v), { sortKeys: true }));
+      return;
+    }
+    const strKeys = keys as string[];
+    if (strKeys.some((k) => SURROGATE.test(k))) strKeys.sort(compareCodePoints);
+    else strKeys.sort();
+    out.push('{');
+    for (let i = 0; i < strKeys.length; i++) {
+      if (i) out.push(', ');
+      const k = strKeys[i]!;
+      out.push(PLAIN_JSON_TEXT.test(k) ? `"${k}"` : jsonDumps(k), ': ');
+      writeSorted(v.get(k)!, out);
+    }
+    out.push('}');
+    return;
+  }
+  if (typeof v === 'bigint') out.push(v.toString());
+  else if (typeof v === 'number') out.push(Number.isFinite(v) ? floatRepr(v) : jsonDumps(v));
+  else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
+  else if (v === null) out.push('null');
+  else out.push(jsonDumps(v));
 }

@@ -8,7 +8,7 @@
 import { PyException, TypeError_, ValueError_ } from '../py/errors.js';
 import { jsonDumps, str } from '../py/format.js';
 import { deepCopy, dictGet, dictSet, type PyDict, PyTuple, type PyValue, typeName } from '../py/values.js';
-import { type FieldSpec, jsonSchema, type ModelSpec, modelDump, PyModel } from './pydantic.js';
+import { type FieldSpec, jsonSchema, type ModelSpec, modelDump, PyModel, sortedJson } from './pydantic.js';
 import type {
   EnvFunctionCall,
   Requestor,
@@ -179,7 +179,7 @@ export class Toolkit<Db extends PyModel> {
 
   /** `json.dumps(db.model_dump(), sort_keys=True, default=str)` */
   dbText(): string {
-    return jsonDumps(modelDump(this.db), { sortKeys: true });
+    return sortedJson(this.db);
   }
 
   /** `Tool.openai_schema` of every tool, in order. */
