@@ -48,8 +48,29 @@ function replay(domain: Tau2Domain, task: Tau2Task): Outcome {
 describe.skipIf(!present)('telecom: gold actions satisfy every environment assertion', () => {
   const domain = present ? loadTelecom(TAU2_ROOT, emptyToolDocs) : undefined;
 
-  it('loads the 114 tasks', () => {
+  it('loads the 114 tasks and the policy as the reference assembles it', () => {
     expect(domain!.tasks).toHaveLength(114);
+    const policy = domain!.makeEnvironment().policy;
+    expect(policy.startsWith('<main_policy>\n# Telecom Agent Policy\n')).toBe(true);
+    expect(policy).toContain('\n</main_policy>\n<tech_support_policy>\n');
+    expect(policy.endsWith('\n</tech_support_policy>')).toBe(true);
+  });
+
+  it('environments start from the same databases, untouched by earlier episodes', () => {
+    const first = domain!.makeEnvironment();
+    const before = [first.dbText('assistant'), first.dbText('user')];
+    first.runFunction({ env_type: 'user', func_name: 'break_vpn', arguments: new Map() });
+    first.respond({
+      id: 'x',
+      name: 'enable_roaming',
+      arguments: new Map([
+        ['customer_id', 'C1001'],
+        ['line_id', 'L1001'],
+      ]),
+      requestor: 'assistant',
+    });
+    const second = domain!.makeEnvironment();
+    expect([second.dbText('assistant'), second.dbText('user')]).toEqual(before);
   });
 
   it('tasks.json: every task', () => {

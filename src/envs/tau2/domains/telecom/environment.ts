@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../../../util/errors.js';
 import { add, compare, truthy } from '../../../py/ops.js';
-import type { PyDict, PyValue } from '../../../py/values.js';
-import { any, type FieldSpec, float, int, type Model, str } from '../../pydantic.js';
+import type { PyValue } from '../../../py/values.js';
+import { any, deepClone, type FieldSpec, float, int, type Model, str } from '../../pydantic.js';
 import { domainDir, loadTau2Tasks, parseTau2Tasks } from '../../tasks.js';
 import { type Args, type FunctionSpec, Toolkit, ToolkitEnvironment, type ToolSpec } from '../../toolkit.js';
 import type { Tau2Domain, Tau2DomainLoader, Tau2Task, ToolDocs } from '../../types.js';
@@ -142,7 +142,8 @@ function readDomainFile(dir: string, name: string): string {
     throw new UserError(
       `telecom's ${name} is missing at ${path}; run \`seal data pull tau2\` or pass the folder that holds data/tau2`,
     );
-  return readFileSync(path, 'utf8');
+  // Python reads text files with universal newlines
+  return readFileSync(path, 'utf8').replace(/\r\n?/g, '\n');
 }
 
 /** telecom's smaller task set (`tasks_small.json`), which the reference ships beside the full one. */
@@ -162,8 +163,8 @@ export function loadTelecom(root: string, docs: ToolDocs, options: TelecomLoadOp
     string,
     string,
   ];
-  const rawDb: PyDict = parseTomlPy(db);
-  const rawUserDb: PyDict = parseTomlPy(userDb);
+  const template = TelecomDbSpec.parse(parseTomlPy(db));
+  const userTemplate = TelecomUserDbSpec.parse(parseTomlPy(userDb));
   const policy = telecomPolicy(main, manual);
   const tasks = loadTau2Tasks(root, 'telecom');
   return {
@@ -173,8 +174,8 @@ export function loadTelecom(root: string, docs: ToolDocs, options: TelecomLoadOp
       makeTelecomEnvironment({
         ...options,
         policy,
-        db: TelecomDbSpec.parse(rawDb),
-        userDb: TelecomUserDbSpec.parse(rawUserDb),
+        db: deepClone(template),
+        userDb: deepClone(userTemplate),
         docs,
       }),
   };
