@@ -1158,7 +1158,7 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'tau2-docs-annotation-first',
     kind: "a field's Annotated description preferred over the Field() assigned to it, which pydantic keeps (envs/tau2/tool-docs.ts)",
-    claim: 'docs/tau2.md: "the `Field(description=...)` strings of its pydantic models"',
+    claim: 'docs/tau2.md: "the `Field(description=...)` strings and docstrings of its pydantic models"',
     file: 'src/envs/tau2/tool-docs.ts',
     search: 'const own = assigned !== undefined ? assigned : fieldDescription(f.annotation);',
     replace: 'const own = fieldDescription(f.annotation) ?? assigned;',
@@ -1167,7 +1167,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'tau2-docs-escapes-raw',
     kind: 'string literals taken as written, escapes not decoded (envs/tau2/py-source.ts)',
-    claim: 'docs/tau2.md: "a string literal is read as Python reads it (its escapes decoded, adjacent literals joined)"',
+    claim:
+      'docs/tau2.md: "a string literal is read as Python reads it (its escapes decoded, adjacent literals joined)"',
     file: 'src/envs/tau2/py-source.ts',
     search: "return p.includes('r') ? body : decodeEscapes(body);",
     replace: 'return body;',
@@ -1277,11 +1278,13 @@ function runTests(
   files: readonly string[],
 ): Promise<{ passed: boolean; failed: string[]; seconds: number; tail: string }> {
   const t0 = Date.now();
-  // the shared BFCL folder beside the repository, which the copy is not beside
+  // the shared BFCL and τ² folders beside the repository, which the copy is not beside
   const shared = join(REPO, '..', 'shared', 'bfcl-v3');
+  const sharedTau2 = join(REPO, '..', 'shared', 'tau2', 'v0.2.0');
   const env = {
     ...process.env,
     ...(existsSync(shared) && !process.env.SEAL_SHARED_BFCL ? { SEAL_SHARED_BFCL: shared } : {}),
+    ...(existsSync(sharedTau2) && !process.env.SEAL_SHARED_TAU2 ? { SEAL_SHARED_TAU2: sharedTau2 } : {}),
   };
   return new Promise((done) => {
     const report = join(dir, 'mutate-report.json');

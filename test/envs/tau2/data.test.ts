@@ -27,11 +27,15 @@ import {
 import { loadTau2Tasks } from '../../../src/envs/tau2/tasks.js';
 import { buildDist, seal } from '../../support/cli.js';
 
-const SHARED = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tau2', 'v0.2.0');
+/** the shared copy of τ²-bench v0.2.0 beside the repository (`$SEAL_SHARED_TAU2` names another) */
+const SHARED = resolve(
+  process.env.SEAL_SHARED_TAU2 ??
+    join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tau2', 'v0.2.0'),
+);
 const HAS_SHARED = existsSync(join(SHARED, 'data', 'tau2'));
 if (!HAS_SHARED)
   console.warn(
-    `tau2 pull tests skipped: the shared copy of τ²-bench v0.2.0 is not at ${SHARED} (../shared/tau2/v0.2.0)`,
+    `tau2 pull tests skipped: no copy of τ²-bench v0.2.0's data at ${SHARED} (../shared/tau2/v0.2.0, or $SEAL_SHARED_TAU2)`,
   );
 /** this file's own stand-ins for the reference's source files (never the reference's text) */
 const FIXTURE_SOURCES = join(import.meta.dirname, '..', '..', 'fixtures', 'tau2', 'tool-docs');

@@ -131,6 +131,9 @@ describe('pydantic field descriptions and model docstrings', () => {
     expect(docs.field('Basket', 'shade')).toBe('The shade, not the colour');
     expect(docs.field('Basket', 'colour')).toBe('A colour as a word');
     expect(docs.field('Basket', 'owner')).toBe('Who owns it');
+    expect(docs.field('Basket', 'tag')).toBe('From the assignment');
+    // several Field()s in the annotation and an assigned one without a description: the last that has one
+    expect(docs.field('Basket', 'layered')).toBe('Second layer');
   });
 
   it('no description, an f-string (never evaluated), an unknown field: undefined', () => {
