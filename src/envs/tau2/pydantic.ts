@@ -41,6 +41,8 @@ export interface SchemaContext {
   readonly defs: Map<string, Record<string, unknown>>;
   /** a model field's description (`ToolDocs.field`) */
   readonly fieldDoc: (model: string, field: string) => string | undefined;
+  /** a model's own docstring, which pydantic writes as the `description` of its `$defs` entry (`ToolDocs.model`) */
+  readonly modelDoc?: (model: string) => string | undefined;
 }
 
 /** A field type: how pydantic validates it and what JSON schema it has. */
@@ -426,10 +428,9 @@ export class ModelSpec<T extends object> implements PyType<Model<T>> {
   schema(ctx: SchemaContext): Record<string, unknown> {
     if (!ctx.defs.has(this.name)) {
       ctx.defs.set(this.name, {});
-      ctx.defs.set(
-        this.name,
-        objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f)),
-      );
+      const schema = objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f));
+      const doc = ctx.modelDoc?.(this.name);
+      ctx.defs.set(this.name, doc === undefined ? schema : { ...schema, description: doc });
     }
     return { $ref: `#/$defs/${this.name}` };
   }
@@ -489,8 +490,9 @@ export function jsonSchema(
   fields: readonly FieldSpec[],
   fieldDoc: SchemaContext['fieldDoc'],
   describe: (field: string) => string | undefined,
+  modelDoc?: SchemaContext['modelDoc'],
 ): Record<string, unknown> {
-  const ctx: SchemaContext = { defs: new Map(), fieldDoc };
+  const ctx: SchemaContext = { defs: new Map(), fieldDoc, ...(modelDoc ? { modelDoc } : {}) };
   const top = objectSchema(title, fields, ctx, describe);
   const whole = ctx.defs.size ? { $defs: Object.fromEntries(ctx.defs), ...top } : top;
   return sortSchema(whole, undefined) as Record<string, unknown>;

@@ -142,9 +142,9 @@ export type ToolKind = 'read' | 'write' | 'think' | 'generic';
 
 /** A tool's documentation as the reference's docstring parser reads it (Google style). */
 export interface ToolDoc {
-  /** the first paragraph */
+  /** the first line of the cleaned docstring (docstring_parser's `short_description`; '' for none) */
   readonly short: string;
-  /** the rest before the sections (Args, Returns, Raises), possibly empty */
+  /** the rest before the first section (Args, Returns, Raises), stripped; possibly empty */
   readonly long: string;
   /** each parameter's description, by name */
   readonly params: ReadonlyMap<string, string>;
@@ -163,6 +163,12 @@ export interface ToolDocs {
   tool(owner: string, name: string): ToolDoc | undefined;
   /** a pydantic model field's `Field(description=...)` (`FlightInfo`, `flight_number`) */
   field(model: string, field: string): string | undefined;
+  /**
+   * a class's own docstring, cleaned as pydantic cleans it for a model's JSON-schema
+   * `description` (`APNSettings`); undefined when the class has none. A class name that two
+   * domains define is qualified by the domain: `airline.User`.
+   */
+  model(name: string): string | undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAirlineDomain } from '../../../src/envs/tau2/domains/airline/index.js';
 import { loadRetailDomain } from '../../../src/envs/tau2/domains/retail/index.js';
-import { emptyToolDocs } from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
 import type { Tau2Domain, Tau2Environment, Tau2Task } from '../../../src/envs/tau2/types.js';
 
 const TAU2_ROOT = resolve(join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tau2', 'v0.2.0'));
@@ -75,7 +75,7 @@ describe.skipIf(!HAS_DATA).each([
   ['airline', loadAirlineDomain, 50],
 ] as const)('tau2 %s: gold actions replay', (name, load, count) => {
   it('runs every task with the errors the reference gives and changes the database exactly when a write ran', () => {
-    const domain = load(TAU2_ROOT, emptyToolDocs);
+    const domain = load(TAU2_ROOT, NO_TOOL_DOCS);
     expect(domain.tasks).toHaveLength(count);
     const fresh = domain.makeEnvironment().dbText('assistant');
     const problems: string[] = [];

@@ -13,7 +13,8 @@ import {
   TelecomDbSpec,
   TelecomUserDbSpec,
 } from '../../../src/envs/tau2/domains/telecom/model.js';
-import { emptyToolDocs, type ToolkitEnvironment } from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
+import type { ToolkitEnvironment } from '../../../src/envs/tau2/toolkit.js';
 import type { Requestor } from '../../../src/envs/tau2/types.js';
 
 const CARRIER = `
@@ -67,7 +68,7 @@ function phone(withLine = true): { env: ToolkitEnvironment; bills: string[] } {
     policy: '',
     db: TelecomDbSpec.parse(parseTomlPy(CARRIER)),
     userDb: TelecomUserDbSpec.parse(new Map()),
-    docs: emptyToolDocs,
+    docs: NO_TOOL_DOCS,
     newBillId: () => {
       bills.push(`B${bills.length + 2}`);
       return bills.at(-1)!;

@@ -16,13 +16,8 @@ import {
   str,
   union,
 } from '../../../src/envs/tau2/pydantic.js';
-import {
-  emptyToolDocs,
-  Toolkit,
-  ToolkitEnvironment,
-  type ToolSpec,
-  toJsonStr,
-} from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
+import { Toolkit, ToolkitEnvironment, type ToolSpec, toJsonStr } from '../../../src/envs/tau2/toolkit.js';
 import type { ToolDocs } from '../../../src/envs/tau2/types.js';
 
 const args = (json: string) => parsePyJson(json) as PyDict;
@@ -100,7 +95,7 @@ const tools: ToolSpec<Kit>[] = [
   },
 ];
 
-function makeKit(docs: ToolDocs = emptyToolDocs): Kit {
+function makeKit(docs: ToolDocs = NO_TOOL_DOCS): Kit {
   const db = DbModel.parse(
     args(
       '{"wallets": {"w1": {"source": "card", "id": "w1", "balance": 10, "extra": 1}}, "counts": {"x": 2.0}}',
@@ -222,6 +217,7 @@ describe('tau2 toolkit: calls as the reference makes them', () => {
             ? { short: 'Book.', long: '', params: new Map() }
             : undefined,
       field: (m, f) => (m === 'Leg' && f === 'date' ? 'The date.' : undefined),
+      model: () => undefined,
     };
     const tools = env(makeKit(docs)).agentTools();
     expect(JSON.stringify(tools[1])).toBe(

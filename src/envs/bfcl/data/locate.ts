@@ -1,10 +1,9 @@
 /** Where the BFCL data lives: an explicit directory, the environment variable, or the cache. */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import envPaths from 'env-paths';
+import { cacheRoot } from '../../../util/pinned-files.js';
 
 export const DATA_DIR_ENV = 'SEAL_BFCL_DATA';
-export const CACHE_DIR_ENV = 'SEAL_CACHE_DIR';
 
 export interface BfclManifest {
   readonly source: string;
@@ -21,8 +20,7 @@ export const BFCL_MANIFEST: BfclManifest = JSON.parse(
 
 /** The cache folder the pull writes to (per pinned commit, so a new pin never mixes files). */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env[CACHE_DIR_ENV] ? resolve(env[CACHE_DIR_ENV]) : envPaths('seal', { suffix: '' }).cache;
-  return join(root, 'bfcl', BFCL_MANIFEST.commit.slice(0, 12));
+  return join(cacheRoot(env), 'bfcl', BFCL_MANIFEST.commit.slice(0, 12));
 }
 
 /** `--data-dir` wins, then $SEAL_BFCL_DATA, then the pull cache. */

@@ -7,16 +7,23 @@
  * pull parses that module with the project's literal parser (never executes it) and writes the
  * constants as `derived/long_context_constants.json`, the form the loader reads.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../../../util/errors.js';
 import { writeAtomic } from '../../../util/files.js';
+import {
+  fetchPinned,
+  type PinnedFetch,
+  PullError,
+  type PullReport,
+  pullPinned,
+} from '../../../util/pinned-files.js';
 import { jsonDumps } from '../../py/format.js';
 import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../../py/values.js';
 import { literalValue, parsePythonExpression } from '../calls/parse.js';
 import { BFCL_MANIFEST, type BfclManifest } from './locate.js';
 import { LONG_CONTEXT_CONSTANTS_FILE, SPLIT_FILE } from './tasks.js';
+
+export type { PullReport };
 
 export const BASE_URL_ENV = 'SEAL_BFCL_BASE_URL';
 export const DEFAULT_BASE_URL = 'https://raw.githubusercontent.com/ShishirPatil/gorilla';
@@ -31,61 +38,28 @@ export interface PullOptions {
   readonly timeoutMs?: number;
 }
 
-export interface PullReport {
-  readonly downloaded: string[];
-  readonly alreadyPresent: string[];
-  readonly failed: { readonly path: string; readonly reason: string }[];
-}
-
-export class PullError extends UserError {}
-
-const sha256 = (buf: Uint8Array) => createHash('sha256').update(buf).digest('hex');
-
 export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
   const manifest = opts.manifest ?? BFCL_MANIFEST;
-  const base = (opts.baseUrl ?? process.env[BASE_URL_ENV] ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const doFetch = opts.fetchImpl ?? fetch;
-  const log = opts.log ?? (() => {});
-  const report: PullReport = { downloaded: [], alreadyPresent: [], failed: [] };
-
-  const get = async (repoPath: string, expected: string): Promise<Uint8Array> => {
-    const url = `${base}/${manifest.commit}/${repoPath}`;
-    let res: Response;
-    try {
-      res = await doFetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000) });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (e as Error).message;
-      throw new PullError(`cannot reach ${url}: ${why}`);
-    }
-    if (!res.ok) throw new PullError(`${url} answered HTTP ${res.status}`);
-    const body = new Uint8Array(await res.arrayBuffer());
-    const sum = sha256(body);
-    if (sum !== expected)
-      throw new PullError(`${url}: sha256 ${sum} does not match the manifest (${expected})`);
-    return body;
+  const host: PinnedFetch = {
+    baseUrl: opts.baseUrl ?? process.env[BASE_URL_ENV] ?? DEFAULT_BASE_URL,
+    commit: manifest.commit,
+    ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
   };
-
-  for (const f of manifest.files) {
-    const target = join(opts.dest, f.path);
-    if (existsSync(target) && sha256(readFileSync(target)) === f.sha256) {
-      report.alreadyPresent.push(f.path);
-      continue;
-    }
-    try {
-      writeAtomic(target, await get(`${manifest.repoDataPath}/${f.path}`, f.sha256));
-      report.downloaded.push(f.path);
-      log(`downloaded ${f.path}`);
-    } catch (e) {
-      report.failed.push({ path: f.path, reason: (e as Error).message });
-    }
-  }
+  const log = opts.log ?? (() => {});
+  const files = manifest.files.map((f) => ({
+    url: `${manifest.repoDataPath}/${f.path}`,
+    target: f.path,
+    sha256: f.sha256,
+  }));
+  const report = await pullPinned(host, opts.dest, files, log);
 
   const constantsTarget = join(opts.dest, LONG_CONTEXT_CONSTANTS_FILE);
   if (existsSync(constantsTarget)) report.alreadyPresent.push(LONG_CONTEXT_CONSTANTS_FILE);
   else {
     try {
-      const src = await get(manifest.longContextSource.repoPath, manifest.longContextSource.sha256);
+      const { repoPath, sha256 } = manifest.longContextSource;
+      const src = await fetchPinned(host, repoPath, sha256);
       writeAtomic(constantsTarget, longContextModuleToJson(new TextDecoder().decode(src)));
       report.downloaded.push(LONG_CONTEXT_CONSTANTS_FILE);
       log(`converted long_context.py -> ${LONG_CONTEXT_CONSTANTS_FILE}`);
