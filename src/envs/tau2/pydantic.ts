@@ -426,10 +426,9 @@ export class ModelSpec<T extends object> implements PyType<Model<T>> {
   schema(ctx: SchemaContext): Record<string, unknown> {
     if (!ctx.defs.has(this.name)) {
       ctx.defs.set(this.name, {});
-      ctx.defs.set(
-        this.name,
-        objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f)),
-      );
+      const schema = objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f));
+      // extra='forbid' shows in the schema (the reference's BaseModelNoExtra models)
+      ctx.defs.set(this.name, this.forbidExtra ? { additionalProperties: false, ...schema } : schema);
     }
     return { $ref: `#/$defs/${this.name}` };
   }
