@@ -406,6 +406,26 @@ describe('telecom: the carrier and sync_tools', () => {
     );
   });
 
+  it('initialisation data merges into the phone and the records as pydantic validates them', () => {
+    const { env } = phone();
+    env.updateDb('user', parsePyJson('{"device": {"airplane_mode": true, "battery_level": 55.0}}') as PyDict);
+    expect(user(env, 'check_status_bar')).toBe('Status Bar: \u2708\ufe0f Airplane Mode | \u{1f50b} 55%');
+    env.updateDb(
+      'assistant',
+      parsePyJson(
+        '{"plans": [{"plan_id": "P1", "name": "Big", "data_limit_gb": 30, "price_per_month": 1, "data_refueling_price_per_gb": 1}]}',
+      ) as PyDict,
+    );
+    expect(agent(env, 'get_details_by_id', '{"id": "P1"}')).toBe(
+      '{"plan_id": "P1", "name": "Big", "data_limit_gb": 30.0, "price_per_month": 1.0, "data_refueling_price_per_gb": 1.0}',
+    );
+    expect(() =>
+      env.updateDb('user', parsePyJson('{"device": {"airplane_mode": "maybe"}}') as PyDict),
+    ).toThrow(
+      /1 validation error for TelecomUserDB\ndevice\.airplane_mode\n {2}Input should be a valid boolean, unable to interpret input/,
+    );
+  });
+
   it('the databases dump in field order and hash as sorted JSON, dates as str() gives them', () => {
     const { env } = phone(false);
     const text = env.dbText('assistant')!;
