@@ -254,7 +254,7 @@ export class ToolkitEnvironment implements Tau2Environment {
   }
 
   /** `make_tool_call(name, requestor=..., **arguments)`, its own binding included. */
-  private makeToolCall(call: Tau2ToolCall): PyValue {
+  makeToolCall(call: Tau2ToolCall): PyValue {
     const kwargs = call.arguments;
     if (kwargs.has('requestor'))
       throw TypeError_(
