@@ -312,6 +312,23 @@ describe('telecom: the carrier and sync_tools', () => {
     expect(run(env, 'assistant', 'assert_no_overdue_bill', '{"overdue_bill_id": "B1"}')).toBe(true);
   });
 
+  it('makeToolCall runs a tool without sync_tools: the phone sees the request only after a sync', () => {
+    const { env } = phone();
+    expect(
+      env.makeToolCall({
+        id: 'g',
+        name: 'send_payment_request',
+        arguments: parsePyJson('{"customer_id": "C1", "bill_id": "B1"}') as PyDict,
+        requestor: 'assistant',
+      }),
+    ).toBe('Payment request sent to the customer for bill B1');
+    expect(run(env, 'user', 'check_payment_request')).toBe('No payment request has been made.');
+    env.syncTools();
+    expect(run(env, 'user', 'check_payment_request')).toBe(
+      'You have a payment request for bill B1 of 150.0 USD.',
+    );
+  });
+
   it('data used up: no mobile data until a refuel, charged on a new draft bill', () => {
     const { env, bills } = phone();
     run(env, 'assistant', 'set_data_usage', '{"customer_id": "C1", "line_id": "L1", "data_used_gb": 15.1}');
