@@ -1257,8 +1257,8 @@ export const BREAKS: readonly Break[] = [
     kind: 'a paid request never marks its bill paid (tau2 telecom sync)',
     claim: 'docs/tau2-telecom.md: "a paid request marks its bill paid"',
     file: 'src/envs/tau2/domains/telecom/environment.ts',
-    search: 'if (request !== null && truthy(request.paid)) {',
-    replace: 'if (request !== null && truthy(request.paid) && false) {',
+    search: 'agent._set_bill_to_paid(request.bill_id);',
+    replace: '',
     tests: ['test/envs/tau2/telecom-gold.test.ts', 'test/envs/tau2/telecom-device.test.ts'],
   },
   {
