@@ -2,17 +2,14 @@
  * Every task's gold actions replayed through a fresh environment after the task's initial state:
  * each call returns without error, and the database text changes exactly when a write tool ran.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAirlineDomain } from '../../../src/envs/tau2/domains/airline/index.js';
 import { loadRetailDomain } from '../../../src/envs/tau2/domains/retail/index.js';
 import { emptyToolDocs } from '../../../src/envs/tau2/toolkit.js';
 import type { Tau2Domain, Tau2Environment, Tau2Task } from '../../../src/envs/tau2/types.js';
+import { HAS_TAU2, noteMissingTau2, TAU2_ROOT } from '../../support/tau2-data.js';
 
-const TAU2_ROOT = resolve(join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tau2', 'v0.2.0'));
-const HAS_DATA = existsSync(join(TAU2_ROOT, 'data', 'tau2', 'domains'));
-if (!HAS_DATA) console.warn(`tau2 replay: skipped, no τ² data at ${TAU2_ROOT} (the v0.2.0 data/tau2 folder)`);
+noteMissingTau2('tau2 replay');
 
 function applyInitialState(env: Tau2Environment, task: Tau2Task): void {
   const init = task.initial_state;
@@ -70,7 +67,7 @@ function replay(domain: Tau2Domain, task: Tau2Task, fresh: string | null) {
   return { errors, wrote, changed: env.dbText('assistant') !== before };
 }
 
-describe.skipIf(!HAS_DATA).each([
+describe.skipIf(!HAS_TAU2).each([
   ['retail', loadRetailDomain, 114],
   ['airline', loadAirlineDomain, 50],
 ] as const)('tau2 %s: gold actions replay', (name, load, count) => {
