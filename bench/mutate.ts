@@ -1105,8 +1105,8 @@ export const BREAKS: readonly Break[] = [
     kind: "Python's binding error miscounted: one missing argument named as several (tau2/toolkit.ts)",
     claim: "docs/tau2-domains.md: \"a missing one (`missing 2 required positional arguments: 'a' and 'b'`)\"",
     file: 'src/envs/tau2/toolkit.ts',
-    search: "required positional argument${n === 1 ? '' : 's'}",
-    replace: 'required positional arguments',
+    search: 'const n = missing.length;',
+    replace: 'const n = Math.max(2, missing.length);',
     tests: ['test/envs/tau2/toolkit.test.ts'],
   },
   {

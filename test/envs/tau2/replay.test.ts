@@ -2,6 +2,8 @@
  * Every task's gold actions replayed through a fresh environment after the task's initial state:
  * each call returns without error, and the database text changes exactly when a write tool ran.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAirlineDomain } from '../../../src/envs/tau2/domains/airline/index.js';
 import { loadRetailDomain } from '../../../src/envs/tau2/domains/retail/index.js';
@@ -74,7 +76,11 @@ describe.skipIf(!HAS_TAU2).each([
   it('runs every task with the errors the reference gives and changes the database exactly when a write ran', () => {
     const domain = load(TAU2_ROOT, emptyToolDocs);
     expect(domain.tasks).toHaveLength(count);
-    const fresh = domain.makeEnvironment().dbText('assistant');
+    const first = domain.makeEnvironment();
+    expect(first.policy).toBe(
+      readFileSync(join(TAU2_ROOT, 'data', 'tau2', 'domains', name, 'policy.md'), 'utf8'),
+    );
+    const fresh = first.dbText('assistant');
     const problems: string[] = [];
     for (const task of domain.tasks) {
       const r = replay(domain, task, fresh);
@@ -83,5 +89,5 @@ describe.skipIf(!HAS_TAU2).each([
       if (r.changed !== r.wrote) problems.push(`${task.id}: wrote=${r.wrote} changed=${r.changed}`);
     }
     expect(problems).toEqual([]);
-  });
+  }, 300_000);
 });
