@@ -256,8 +256,10 @@ export function union<T>(...members: PyType<T>[]): PyType<T> {
   };
 }
 
+/** how pydantic names a union member in an error's location */
 function memberTag(t: PyType<unknown>): string {
-  return t instanceof ModelSpec ? t.name : typeName(null);
+  if (t instanceof ModelSpec) return t.name;
+  return t === anyDict ? 'dict[any,any]' : 'any';
 }
 
 /** An instance of a domain model: its fields as properties, dumped in the declared order. */
