@@ -195,6 +195,10 @@ describe.skipIf(!HAS_TAU2)('tau2 airline tools', () => {
     expect(callTool(e, 'list_all_airports', '{}').content).toMatch(
       /^\[\{"iata": "SFO", "city": "San Francisco"\}, .*\{"iata": "LGA", "city": "LaGuardia"\}\]$/,
     );
+    expect(callTool(e, 'book_reservation', '{"user_id": "x"}').content).toBe(
+      "Error: AirlineTools.book_reservation() missing 10 required positional arguments: 'origin', 'destination', " +
+        "'flight_type', 'cabin', 'flights', 'passengers', 'payment_methods', 'total_baggages', 'nonfree_baggages', and 'insurance'",
+    );
     expect(
       callTool(e, 'update_reservation_passengers', '{"reservation_id": "SF5VA1", "passengers": []}').content,
     ).toBe('Error: Number of passengers does not match');

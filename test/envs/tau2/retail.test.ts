@@ -217,5 +217,12 @@ describe.skipIf(!HAS_TAU2)('tau2 retail tools', () => {
     );
     expect(callTool(e, 'calculate', '{"expression": "585.97 - 72.36"}').content).toBe('513.61');
     expect(callTool(e, 'transfer_to_human_agents', '{"summary": "s"}').content).toBe('Transfer successful');
+    expect(callTool(e, 'get_order_details', '{}').content).toBe(
+      "Error: RetailTools.get_order_details() missing 1 required positional argument: 'order_id'",
+    );
+    expect(callTool(e, 'get_order_details', '{"order_id": "#W8955613", "user_id": "x"}').content).toBe(
+      "Error: RetailTools.get_order_details() got an unexpected keyword argument 'user_id'",
+    );
+    expect(callTool(e, 'think', '{"thought": "x"}').content).toBe("Error: Tool 'think' not found.");
   });
 });
