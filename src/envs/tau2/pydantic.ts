@@ -63,7 +63,8 @@ export const str: PyType<string> = {
   schema: () => ({ type: 'string' }),
 };
 
-const INT_TEXT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
+// pydantic-core reads `1_000`, and `2.0` or `2.` as 2 (decimal zeros only)
+const INT_TEXT = /^\s*([+-]?\d+(?:_\d+)*)(?:\.0*)?\s*$/;
 export const int: PyType<bigint> = {
   titled: true,
   validate(v, loc, issues) {
@@ -83,7 +84,8 @@ export const int: PyType<bigint> = {
       return BigInt(v);
     }
     if (typeof v === 'string') {
-      if (INT_TEXT.test(v)) return BigInt(v.trim().replace(/_/g, ''));
+      const m = INT_TEXT.exec(v);
+      if (m) return BigInt(m[1]!.replace(/_/g, ''));
       return issue(
         issues,
         loc,
@@ -327,8 +329,10 @@ export function union<T>(...members: PyType<T>[]): PyType<T> {
   };
 }
 
+/** how pydantic names a union member in an error's location */
 function memberTag(t: PyType<unknown>): string {
-  return t instanceof ModelSpec ? t.name : typeName(null);
+  if (t instanceof ModelSpec) return t.name;
+  return t === anyDict ? 'dict[any,any]' : 'any';
 }
 
 /** An instance of a domain model: its fields as properties, dumped in the declared order. */
