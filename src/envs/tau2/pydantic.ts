@@ -65,7 +65,8 @@ export const str: PyType<string> = {
   schema: () => ({ type: 'string' }),
 };
 
-const INT_TEXT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
+// pydantic-core reads `1_000`, and `2.0` or `2.` as 2 (decimal zeros only)
+const INT_TEXT = /^\s*([+-]?\d+(?:_\d+)*)(?:\.0*)?\s*$/;
 export const int: PyType<bigint> = {
   titled: true,
   validate(v, loc, issues) {
@@ -85,7 +86,8 @@ export const int: PyType<bigint> = {
       return BigInt(v);
     }
     if (typeof v === 'string') {
-      if (INT_TEXT.test(v)) return BigInt(v.trim().replace(/_/g, ''));
+      const m = INT_TEXT.exec(v);
+      if (m) return BigInt(m[1]!.replace(/_/g, ''));
       return issue(
         issues,
         loc,
@@ -329,8 +331,10 @@ export function union<T>(...members: PyType<T>[]): PyType<T> {
   };
 }
 
+/** how pydantic names a union member in an error's location */
 function memberTag(t: PyType<unknown>): string {
-  return t instanceof ModelSpec ? t.name : typeName(null);
+  if (t instanceof ModelSpec) return t.name;
+  return t === anyDict ? 'dict[any,any]' : 'any';
 }
 
 /** An instance of a domain model: its fields as properties, dumped in the declared order. */
@@ -430,7 +434,9 @@ export class ModelSpec<T extends object> implements PyType<Model<T>> {
       ctx.defs.set(this.name, {});
       const schema = objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f));
       const doc = ctx.modelDoc?.(this.name);
-      ctx.defs.set(this.name, doc === undefined ? schema : { ...schema, description: doc });
+      // extra='forbid' shows in the schema (the reference's BaseModelNoExtra models)
+      const shown = this.forbidExtra ? { additionalProperties: false, ...schema } : schema;
+      ctx.defs.set(this.name, doc === undefined ? shown : { ...shown, description: doc });
     }
     return { $ref: `#/$defs/${this.name}` };
   }
