@@ -1101,6 +1101,81 @@ export const BREAKS: readonly Break[] = [
     tests: ['test/train/track.test.ts'],
   },
   {
+    name: 'tau2-binding-plural',
+    kind: "Python's binding error miscounted: one missing argument named as several (tau2/toolkit.ts)",
+    claim: "docs/tau2-domains.md: \"a missing one (`missing 2 required positional arguments: 'a' and 'b'`)\"",
+    file: 'src/envs/tau2/toolkit.ts',
+    search: "required positional argument${n === 1 ? '' : 's'}",
+    replace: 'required positional arguments',
+    tests: ['test/envs/tau2/toolkit.test.ts'],
+  },
+  {
+    name: 'tau2-number-not-str',
+    kind: "a bare number returned as a JSON number, not as the JSON string of Python's str() (tau2/toolkit.ts)",
+    claim: 'docs/tau2-domains.md: "A bare number comes back as the JSON string of Python\'s `str()` of it."',
+    file: 'src/envs/tau2/toolkit.ts',
+    search: "if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return str(v);",
+    replace: "if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return v;",
+    tests: ['test/envs/tau2/toolkit.test.ts'],
+  },
+  {
+    name: 'tau2-db-fields-unsorted',
+    kind: 'the database text written in field order instead of sort_keys order (tau2/pydantic.ts)',
+    claim:
+      'docs/tau2-domains.md: "A domain\'s database text is `json.dumps(model_dump(), sort_keys=True)` of the pydantic models"',
+    file: 'src/envs/tau2/pydantic.ts',
+    search: 'names = v.$spec.fields.map((f) => f.name).sort(compareCodePoints);',
+    replace: 'names = v.$spec.fields.map((f) => f.name);',
+    tests: ['test/envs/tau2/toolkit.test.ts'],
+  },
+  {
+    name: 'tau2-calc-floordiv',
+    kind: "calculate's `//` computed as true division (tau2/calculate.ts)",
+    claim:
+      'docs/tau2-domains.md: "`calculate` is parsed, never evaluated: numbers, `+ - * / // **`, parentheses and signs, with Python\'s results"',
+    file: 'src/envs/tau2/calculate.ts',
+    search: ": op === '/' ? () => truediv(a(), b()) : () => floordiv(a(), b());",
+    replace: ': () => truediv(a(), b());',
+    tests: ['test/envs/tau2/calculate.test.ts'],
+  },
+  {
+    name: 'tau2-own-variant',
+    kind: "a modified pending order's items each priced by their own new variant, not the reference's last one (retail/tools.ts)",
+    claim:
+      'docs/tau2-domains.md: "Modifying a pending order gives every changed item the price and options of the last new item"',
+    file: 'src/envs/tau2/domains/retail/tools.ts',
+    search: 'item.price = variant!.price;',
+    replace: 'item.price = getVariant(kit, item.product_id, newItemId).price;',
+    tests: ['test/envs/tau2/retail.test.ts'],
+  },
+  {
+    name: 'tau2-gift-card-unrounded',
+    kind: 'a gift card charged by a modification left unrounded (retail/tools.ts)',
+    claim: 'docs/tau2-domains.md: "Gift card balances are rounded to cents after each refund or charge"',
+    file: 'src/envs/tau2/domains/retail/tools.ts',
+    search: 'if (isGiftCard(method)) method.balance = pyRound(sub(method.balance, diff), 2n) as number;',
+    replace: 'if (isGiftCard(method)) method.balance = sub(method.balance, diff) as number;',
+    tests: ['test/envs/tau2/retail.test.ts'],
+  },
+  {
+    name: 'tau2-airline-clock',
+    kind: "a reservation's creation time not the reference's fixed now (airline/tools.ts)",
+    claim: 'docs/tau2-domains.md: "Airline\'s clock is fixed at 2024-05-15T15:00:00, the reference\'s now."',
+    file: 'src/envs/tau2/domains/airline/tools.ts',
+    search: "export const AIRLINE_NOW = '2024-05-15T15:00:00';",
+    replace: "export const AIRLINE_NOW = '2024-05-15 15:00:00';",
+    tests: ['test/envs/tau2/airline.test.ts'],
+  },
+  {
+    name: 'tau2-certificate-unsaved',
+    kind: 'send_certificate answers but stores no certificate (airline/tools.ts)',
+    claim: 'docs/tau2-domains.md: "the database changes exactly when a write tool ran"',
+    file: 'src/envs/tau2/domains/airline/tools.ts',
+    search: '        user.payment_methods.set(\n          paymentId,',
+    replace: '        new Map().set(\n          paymentId,',
+    tests: ['test/envs/tau2/replay.test.ts', 'test/envs/tau2/airline.test.ts'],
+  },
+  {
     name: 'tau2-premature-scored',
     kind: 'a conversation that ended after too many errors is scored like a finished one (envs/tau2/evaluator/evaluate.ts)',
     claim:
@@ -1331,9 +1406,11 @@ function runTests(
   const t0 = Date.now();
   // the shared BFCL folder beside the repository, which the copy is not beside
   const shared = join(REPO, '..', 'shared', 'bfcl-v3');
+  const sharedTau2 = join(REPO, '..', 'shared', 'tau2', 'v0.2.0');
   const env = {
     ...process.env,
     ...(existsSync(shared) && !process.env.SEAL_SHARED_BFCL ? { SEAL_SHARED_BFCL: shared } : {}),
+    ...(existsSync(sharedTau2) && !process.env.SEAL_SHARED_TAU2 ? { SEAL_SHARED_TAU2: sharedTau2 } : {}),
   };
   return new Promise((done) => {
     const report = join(dir, 'mutate-report.json');
