@@ -1,15 +1,24 @@
 // The evaluator on the real retail and airline tasks: a conversation that makes every gold call and
 // says every required piece of information scores 1 on every task, and the alterations the evaluator
 // must catch are caught on real data. Needs the v0.2.0 data in ../shared/tau2/v0.2.0.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { jsonDumps } from '../../src/envs/py/format.js';
 import { parsePyJson } from '../../src/envs/py/json.js';
 import type { PyDict } from '../../src/envs/py/values.js';
 import { loadAirlineDomain } from '../../src/envs/tau2/domains/airline/index.js';
 import { loadRetailDomain } from '../../src/envs/tau2/domains/retail/index.js';
 import { evaluateSimulation } from '../../src/envs/tau2/evaluator/evaluate.js';
 import { setState, Tau2ReplayError } from '../../src/envs/tau2/evaluator/replay.js';
+import {
+  dumpMessage,
+  dumpResults,
+  dumpTask,
+  parseResults,
+  verifyResults,
+} from '../../src/envs/tau2/results.js';
 import { emptyToolDocs } from '../../src/envs/tau2/toolkit.js';
 import type { Tau2Action, Tau2Domain, Tau2Message, Tau2Task } from '../../src/envs/tau2/types.js';
 
@@ -115,5 +124,60 @@ describe.skipIf(!HAS_DATA)('tau2 retail: alterations on a real task', () => {
       j === i && m.role === 'tool' ? { ...m, content: m.content!.replace('481.5', '418.5') } : m,
     );
     expect(() => score(domain!, task!, tampered)).toThrow(Tau2ReplayError);
+  });
+});
+
+describe.skipIf(!HAS_DATA)('tau2 retail: a results file of real conversations', () => {
+  it('writes the tasks and conversations so they read back the same, and verifies them', () => {
+    const domain = loadRetailDomain(ROOT, emptyToolDocs);
+    const tasks = domain.tasks.slice(0, 3);
+    const simulations = tasks.flatMap((task, i) =>
+      [0, 1].map((trial) => ({
+        id: `sim-${i}-${trial}`,
+        task_id: task.id,
+        timestamp: null,
+        start_time: '2026-12-07T10:00:00',
+        end_time: '2026-12-07T10:01:00',
+        duration: 60,
+        termination_reason: 'user_stop' as const,
+        agent_cost: null,
+        user_cost: null,
+        reward_info: null,
+        // the second trial of the third task never says what it must
+        messages: goldConversation(domain, task, undefined, i === 2 && trial === 1 ? 'Bye.' : undefined),
+        trial,
+        seed: 300,
+      })),
+    );
+    const info = {
+      git_commit: '',
+      num_trials: 2,
+      max_steps: 200,
+      max_errors: 10,
+      user_info: {
+        implementation: 'user_simulator',
+        llm: null,
+        llm_args: null,
+        global_simulation_guidelines: null,
+      },
+      agent_info: { implementation: 'llm_agent', llm: null, llm_args: null },
+      environment_info: { domain_name: 'retail', policy: '', tool_defs: null },
+      seed: 300,
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'tau2-real-results-'));
+    const file = join(dir, 'results.json');
+    writeFileSync(file, dumpResults({ timestamp: null, info, tasks, simulations }));
+    const text = readFileSync(file, 'utf8');
+    const read = parseResults(text, file);
+    // the file states the defaults tasks.json leaves out (ticket, env_assertions: null)
+    const asWritten = (t: Tau2Task) => jsonDumps(dumpTask(t));
+    expect(read.tasks.map(asWritten)).toEqual(tasks.map(asWritten));
+    const messagesAsWritten = (ms: readonly Tau2Message[]) => jsonDumps(ms.map(dumpMessage));
+    expect(read.simulations.map((s) => messagesAsWritten(s.messages))).toEqual(
+      simulations.map((s) => messagesAsWritten(s.messages)),
+    );
+    const v = verifyResults(text, { retail: domain }, file);
+    expect(v.simulations.map((s) => s.reward)).toEqual([1, 1, 1, 1, 1, 0]);
+    expect(v.metrics.pass_hat_ks).toEqual({ 1: 5 / 6, 2: 2 / 3 });
   });
 });
