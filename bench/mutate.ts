@@ -1229,8 +1229,9 @@ export const BREAKS: readonly Break[] = [
     claim:
       'docs/tau2-scoring.md: "Tool-call arguments keep their Python values, so `60.0` is written back as `60.0`"',
     file: 'src/envs/tau2/results.ts',
-    search: 'if (v instanceof Map) return v as PyDict;',
-    replace: 'if (v instanceof Map) return fromPlain(Object.fromEntries(v));',
+    search: 'return dict({ id: c.id, name: c.name, arguments: c.arguments, requestor: c.requestor });',
+    replace:
+      'return dict({ id: c.id, name: c.name, arguments: fromPlain(Object.fromEntries(c.arguments)), requestor: c.requestor });',
     tests: ['test/envs/tau2-results.test.ts'],
   },
   {
