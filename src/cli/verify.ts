@@ -9,8 +9,10 @@ import { decodeStep } from '../envs/bfcl/calls/decode.js';
 import { type CheckResult, checkTask } from '../envs/bfcl/checker.js';
 import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { CATEGORIES, CATEGORY_TITLES, SUITES } from '../envs/bfcl/data/tasks.js';
+import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
+import { TAU2_DATA_ENV } from '../envs/tau2/data.js';
+import { EVAL_SUITES } from '../eval/config.js';
 import { summarise, summaryTable } from '../eval/summary.js';
 import { markdownTable } from '../eval/table.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
@@ -25,9 +27,14 @@ import { addSettingOptions } from './flags.js';
 /** The flags of `seal verify`, declared once (util/settings.ts). */
 export const VERIFY_SCHEMA = z
   .object({
-    suite: suiteSetting(SUITES, 'bfcl'),
+    suite: suiteSetting(
+      EVAL_SUITES,
+      'bfcl',
+      'task suite: bfcl (the BFCL multi-turn data), mini (built in, synthetic) or tau2 (τ²-bench retail, airline, telecom)',
+    ),
     results: z.string().min(1).optional().meta({
-      description: 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)',
+      description:
+        "BFCL result file: JSON lines of {id, result} (turns -> steps -> calls); tau2: a results file in the reference's format (one domain)",
       placeholder: 'file',
     }),
     groundTruth: z
@@ -49,6 +56,14 @@ export const VERIFY_SCHEMA = z
       .optional()
       .describe('add per-turn diagnosis labels and the rollout weight w_j; print the label mix per category'),
     dataDir: dataDirSetting(DATA_DIR_ENV),
+    tau2Data: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description: `tau2: the folder holding data/tau2/ (default: $${TAU2_DATA_ENV}, else the cache \`seal data pull tau2\` fills)`,
+        placeholder: 'dir',
+      }),
   })
   .strict();
 export const VERIFY_SETTINGS = new Settings(VERIFY_SCHEMA, 'flag');
@@ -61,7 +76,13 @@ export function registerVerify(program: Command): void {
   addSettingOptions(cmd, VERIFY_SETTINGS);
   cmd.action(async (opts: Record<string, unknown>) => {
     const config = VERIFY_SETTINGS.ofFlags(opts);
-    const data = loadSuite(config.suite, config.dataDir);
+    const suite = config.suite;
+    if (suite === 'tau2') {
+      const { runTau2Verify } = await import('./verify-tau2.js');
+      await runTau2Verify(config, (s) => console.log(s));
+      return;
+    }
+    const data = loadSuite(suite, config.dataDir);
     await runVerify(data, config, (s) => console.log(s));
   });
 }
