@@ -100,7 +100,7 @@ describe('flagTable', () => {
     expect(table.slice(2)).toHaveLength(eval_.options.length);
     expect(table).toContain('| `--concurrency <n>` | tasks in flight at once (default 8) |');
     expect(table).toContain(
-      '| `--split <split>` | test, train, dev (mini), all, or comma-separated task ids (default test) |',
+      '| `--split <split>` | test, train, dev (mini), all, or comma-separated task ids (tau2: every task is test; ids as retail/0) (default test) |',
     );
   });
 });

@@ -42,9 +42,10 @@ export interface FormatAdapter {
   readonly schemaShown?: SchemaShown;
   /**
    * The system prompt every method shares for this format: the task framing and, for the text
-   * formats, the tool schemas rendered in it. `tools` are what the policy may call this turn.
+   * formats, the tool schemas rendered in it. `tools` are what the policy may call this turn;
+   * `framing` replaces the BFCL framing for a suite that brings its own (τ²: its policy).
    */
-  systemPrompt(tools: readonly OpenAiTool[]): string;
+  systemPrompt(tools: readonly OpenAiTool[], framing?: string): string;
   /** what goes in the request's `tools` field (native only) */
   requestTools(tools: readonly OpenAiTool[]): readonly OpenAiTool[] | undefined;
   /** the user message of the miss_func turn that reveals held-out functions */

@@ -29,8 +29,10 @@ export function registerEval(program: Command): void {
   addSettingOptions(cmd, EVAL_SETTINGS);
   cmd.action(async (opts: Record<string, unknown>) => {
     const config = EVAL_SETTINGS.ofFlags(opts);
-    const data = loadSuite(config.suite, config.dataDir);
-    await runEvalCommand(data, config, (s) => console.log(s));
+    const print = (s: string) => console.log(s);
+    const suite = config.suite;
+    if (suite === 'tau2') throw new UsageError('--suite tau2 is not wired into seal eval yet');
+    await runEvalCommand(loadSuite(suite, config.dataDir), { ...config, suite }, print);
   });
 }
 
@@ -125,25 +127,34 @@ async function embeddedPolicy(
   return { policy: pool, model: name, format, close: () => pool.close() };
 }
 
-export async function runEvalCommand(
-  data: BfclData,
-  flags: EvalConfig,
-  print: (s: string) => void,
-): Promise<void> {
-  const sampling: SamplingOptions = {
+/** The sampling every request of an evaluation carries, from the flags. */
+export function samplingOf(flags: EvalConfig): SamplingOptions {
+  return {
     temperature: flags.temperature,
     ...(flags.topP !== undefined ? { topP: flags.topP } : {}),
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
     ...(flags.stop?.length ? { stop: flags.stop } : {}),
   };
+}
+
+/** The policy `--policy` names, with the run-config fields naming it; `close` when it holds resources. */
+export async function chooseEvalPolicy(flags: EvalConfig, concurrency: number) {
+  return flags.policy === 'embedded'
+    ? await embeddedPolicy(flags, concurrency)
+    : flags.policy === 'tinker'
+      ? await tinkerEvalPolicy(flags, concurrency)
+      : serverPolicy(flags);
+}
+
+export async function runEvalCommand(
+  data: BfclData,
+  flags: EvalConfig & { suite: BfclData['suite'] },
+  print: (s: string) => void,
+): Promise<void> {
+  const sampling = samplingOf(flags);
   const concurrency = flags.concurrency;
-  const chosen =
-    flags.policy === 'embedded'
-      ? await embeddedPolicy(flags, concurrency)
-      : flags.policy === 'tinker'
-        ? await tinkerEvalPolicy(flags, concurrency)
-        : serverPolicy(flags);
+  const chosen = await chooseEvalPolicy(flags, concurrency);
   try {
     const ids = splitIds(data, flags.split);
     const tasks = data.tasks.filter((t) => ids.has(t.id));

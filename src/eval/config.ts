@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { TOOL_CALL_FORMATS } from '../agent/format.js';
 import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
+import { TAU2_DATA_ENV } from '../envs/tau2/runtime.js';
 import { rendererSetting } from '../render/open.js';
 import { dataDirSetting, SAMPLING_SHAPE, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
@@ -17,14 +18,26 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 /** Node's timers hold at most 2^31-1 ms; a longer delay fires after 1 ms, so every request would time out. */
 export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
+/** the suites `seal eval` plays: BFCL's and the mini suite (BFCL-shaped), and τ²-bench */
+export const EVAL_SUITES = [...SUITES, 'tau2'] as const;
+export type EvalSuite = (typeof EVAL_SUITES)[number];
+
+/** τ²'s domains, and `all` */
+export const TAU2_DOMAIN_CHOICES = ['retail', 'airline', 'telecom', 'all'] as const;
+
 export const POLICY_KINDS = ['server', 'embedded', 'tinker'] as const;
 export type PolicyKind = (typeof POLICY_KINDS)[number];
 
 export const EVAL_SCHEMA = z
   .object({
-    suite: suiteSetting(SUITES, 'bfcl'),
+    suite: suiteSetting(
+      EVAL_SUITES,
+      'bfcl',
+      'task suite: bfcl (the BFCL multi-turn data), mini (built in, synthetic) or tau2 (τ²-bench retail, airline, telecom)',
+    ),
     split: z.string().min(1).default('test').meta({
-      description: 'test, train, dev (mini), all, or comma-separated task ids',
+      description:
+        'test, train, dev (mini), all, or comma-separated task ids (tau2: every task is test; ids as retail/0)',
       placeholder: 'split',
     }),
     policy: z.enum(POLICY_KINDS).default('server').meta({
@@ -89,6 +102,37 @@ export const EVAL_SCHEMA = z
         'start --out over: remove the run.json, results.jsonl, bfcl_result.jsonl, summary.json and summary.md of a run already there (other files stay)',
       ),
     dataDir: dataDirSetting(DATA_DIR_ENV),
+    domain: z.enum(TAU2_DOMAIN_CHOICES).default('all').meta({
+      description: 'tau2: the domain to play (retail, airline, telecom) or all three',
+      placeholder: 'name',
+    }),
+    trials: int(1, 1000)
+      .default(1)
+      .describe('tau2: plays of every task, each with its own seed (for pass^k)'),
+    maxSteps: int(1, 100_000).default(200).meta({
+      description: "tau2: a simulation's message limit (the reference's 200)",
+      placeholder: 'n',
+    }),
+    userBaseUrl: z.string().min(1).optional().meta({
+      description: 'tau2: the OpenAI-compatible server of the user simulator (default: --base-url)',
+      placeholder: 'url',
+    }),
+    userModel: z.string().min(1).optional().meta({
+      description: 'tau2: the model that plays the user, as its server knows it (required for tau2)',
+      placeholder: 'name',
+    }),
+    userApiKeyEnv: z.string().min(1).default('OPENAI_API_KEY').meta({
+      description: "tau2: environment variable holding the user server's API key",
+      placeholder: 'var',
+    }),
+    tau2Data: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description: `tau2: the folder holding data/tau2/ (default: $${TAU2_DATA_ENV}, else the cache \`seal data pull tau2\` fills)`,
+        placeholder: 'dir',
+      }),
   })
   .strict();
 

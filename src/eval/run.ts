@@ -164,6 +164,19 @@ const WAY_OUT =
   'Resume it with the settings its run.json records, give another --out folder, or pass --force to start this one over.';
 
 function checkRunConfig(dir: string, config: EvalRunConfig): void {
+  checkRunRecord(dir, config, RESUME_KEYS, LATER_KEYS);
+}
+
+/**
+ * A run folder's record against this run's settings: written when the folder is new, compared
+ * on `keys` when it is resumed (keys in `laterKeys` go unchecked in records older than them).
+ */
+export function checkRunRecord<C extends object>(
+  dir: string,
+  config: C,
+  keys: readonly (keyof C)[],
+  laterKeys: readonly (keyof C)[] = [],
+): void {
   const path = join(dir, RUN_FILE);
   if (!existsSync(path)) {
     // results without the record that says what they are: never adopted as this run's
@@ -174,9 +187,9 @@ function checkRunConfig(dir: string, config: EvalRunConfig): void {
     writeAtomic(path, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
     return;
   }
-  let before: EvalRunConfig;
+  let before: C;
   try {
-    before = JSON.parse(readFileSync(path, 'utf8')) as EvalRunConfig;
+    before = JSON.parse(readFileSync(path, 'utf8')) as C;
     if (typeof before !== 'object' || before === null) throw new Error('not an object');
   } catch {
     throw new RunFolderError(
@@ -185,19 +198,19 @@ function checkRunConfig(dir: string, config: EvalRunConfig): void {
   }
   const legacy = !('policy' in before);
   const shown = (x: unknown) => (x === undefined ? 'none' : JSON.stringify(x));
-  const differs = RESUME_KEYS.filter(
-    (k) => !(legacy && LATER_KEYS.includes(k)) && JSON.stringify(before[k]) !== JSON.stringify(config[k]),
+  const differs = keys.filter(
+    (k) => !(legacy && laterKeys.includes(k)) && JSON.stringify(before[k]) !== JSON.stringify(config[k]),
   );
   if (differs.length > 0) {
     throw new RunFolderError(
-      `${dir} holds a run with a different ${differs.join(', ')} (${differs.map((k) => `${k}: ${shown(before[k])} there, ${shown(config[k])} now`).join('; ')}); its results would not mean the same as this run's. ${WAY_OUT}`,
+      `${dir} holds a run with a different ${differs.map(String).join(', ')} (${differs.map((k) => `${String(k)}: ${shown(before[k])} there, ${shown(config[k])} now`).join('; ')}); its results would not mean the same as this run's. ${WAY_OUT}`,
     );
   }
 }
 
 /** `--force`: the files of an earlier run removed, so that the folder starts over (other files stay) */
-function startOver(dir: string): void {
-  for (const name of RUN_FOLDER_FILES) {
+export function startOver(dir: string, files: readonly string[] = RUN_FOLDER_FILES): void {
+  for (const name of files) {
     const path = join(dir, name);
     try {
       rmSync(path, { force: true });

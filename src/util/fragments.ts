@@ -17,14 +17,12 @@ export const TEMPERATURE_MAX = 2;
 export const suiteSetting = <const T extends readonly [string, ...string[]]>(
   suites: T,
   fallback: T[number],
+  description = 'task suite: bfcl (the BFCL multi-turn data) or mini (built in, synthetic)',
 ) =>
   z
     .enum(suites)
     .default(fallback as never)
-    .meta({
-      description: 'task suite: bfcl (the BFCL multi-turn data) or mini (built in, synthetic)',
-      placeholder: 'name',
-    });
+    .meta({ description, placeholder: 'name' });
 
 /** `--data-dir`: where the BFCL task files are, when not where `seal` looks by itself */
 export const dataDirSetting = (envVar: string) =>

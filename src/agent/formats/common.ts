@@ -174,7 +174,8 @@ export function textFormat(spec: TextFormatSpec): FormatAdapter {
   return {
     format: spec.format,
     ...(spec.schemaShown ? { schemaShown: spec.schemaShown } : {}),
-    systemPrompt: (tools) => `${spec.basePrompt ?? BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
+    systemPrompt: (tools, framing) =>
+      `${framing ?? spec.basePrompt ?? BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
     requestTools: () => undefined,
     addedFunctionsMessage: (added, fixedText) => `${spec.addedTools(added.map(toOpenAiTool))}\n${fixedText}`,
     decode: (completion: Completion) =>

@@ -80,8 +80,8 @@ function decodeNative(completion: Completion): DecodedStep {
 export const nativeFormat: FormatAdapter = {
   format: 'native',
 
-  systemPrompt(_tools: readonly OpenAiTool[]): string {
-    return BASE_SYSTEM_PROMPT;
+  systemPrompt(_tools: readonly OpenAiTool[], framing?: string): string {
+    return framing ?? BASE_SYSTEM_PROMPT;
   },
 
   requestTools(tools: readonly OpenAiTool[]): readonly OpenAiTool[] {

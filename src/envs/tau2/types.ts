@@ -191,12 +191,19 @@ export interface Tau2Environment {
    * as `Error: ...` with `error: true`, byte for byte as the reference writes them.
    */
   respond(call: Tau2ToolCall): ToolResponse;
+  /**
+   * `make_tool_call`: run the call on the requestor's toolkit and return the tool's Python result,
+   * WITHOUT syncing the tools; throws what the tool raises. The evaluator builds the gold
+   * environment this way, and in telecom the missing sync shows in the user database.
+   */
+  makeToolCall(call: Tau2ToolCall): PyValue;
   /** `initialization_data`: merge into the agent's or the user's database as the reference updates a pydantic model */
   updateDb(side: Requestor, data: PyDict): void;
   /**
    * `run_env_function_call`: any method of that side's toolkit, tools and helpers alike (telecom's
    * initialisation actions and assertions name helpers such as `set_data_usage`); returns its
-   * Python result. Throws for an unknown function.
+   * Python result, then syncs the tools (as the reference's `run_env_function_call` does).
+   * Throws for an unknown function.
    */
   runFunction(call: EnvFunctionCall): PyValue;
   /** `sync_tools` (telecom keeps the agent's and the user's views of the line in step) */

@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   locateTau2Data,
   pullTau2,
-  resolveTau2Root,
   TAU2_DATA_ENV,
   TAU2_MANIFEST,
   type Tau2Manifest,
+  tau2DataDir,
 } from '../../../src/envs/tau2/data.js';
 import { loadTau2Tasks } from '../../../src/envs/tau2/tasks.js';
 import { buildDist, seal } from '../../support/cli.js';
@@ -179,7 +179,7 @@ describe.skipIf(!HAS_SHARED)('seal data pull tau2', () => {
     const r = await seal(['data', 'pull', 'tau2', '--dest', dest, '--base-url', 'http://127.0.0.1:9']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('cannot reach http://127.0.0.1:9/');
-    expect(r.stderr).toContain(`Point --data-dir DIR or $${TAU2_DATA_ENV} at a local copy`);
+    expect(r.stderr).toContain(`Point --tau2-data DIR or $${TAU2_DATA_ENV} at a local copy`);
   });
 
   it('an unknown data set is a usage error naming both', async () => {
@@ -192,9 +192,9 @@ describe.skipIf(!HAS_SHARED)('seal data pull tau2', () => {
 describe('where the τ² data is looked for', () => {
   it('the flag, then $SEAL_TAU2_DATA, then the cache (below $SEAL_CACHE_DIR)', () => {
     const env = { [TAU2_DATA_ENV]: '/from/env', SEAL_CACHE_DIR: '/cache' };
-    expect(resolveTau2Root('/from/flag', env)).toBe(resolve('/from/flag'));
-    expect(resolveTau2Root(undefined, env)).toBe(resolve('/from/env'));
-    expect(resolveTau2Root(undefined, { SEAL_CACHE_DIR: '/cache' })).toBe(
+    expect(tau2DataDir('/from/flag', env)).toBe(resolve('/from/flag'));
+    expect(tau2DataDir(undefined, env)).toBe(resolve('/from/env'));
+    expect(tau2DataDir(undefined, { SEAL_CACHE_DIR: '/cache' })).toBe(
       join(resolve('/cache'), 'tau2', 'f8de30c29868'),
     );
   });
@@ -204,10 +204,10 @@ describe('where the τ² data is looked for', () => {
     const none = join(dir, 'none');
     expect(() => locateTau2Data(none)).toThrow(
       new RegExp(
-        `τ² data not found: .*none does not exist; run \`seal data pull tau2\` to download it into the cache, or point --data-dir DIR or \\$${TAU2_DATA_ENV}`,
+        `τ² data not found: .*none does not exist; run \`seal data pull tau2\` to download it into the cache, or point --tau2-data DIR or \\$${TAU2_DATA_ENV}`,
       ),
     );
-    expect(() => locateTau2Data(undefined, '--data-dir', { [TAU2_DATA_ENV]: none })).toThrow(
+    expect(() => locateTau2Data(undefined, '--tau2-data', { [TAU2_DATA_ENV]: none })).toThrow(
       /none does not exist/,
     );
     writeFileSync(join(dir, 'file'), 'x');

@@ -1,0 +1,103 @@
+/**
+ * One episode interface for every suite. A suite is a set of tasks; an episode plays one task as
+ * a conversation between the agent and the suite's side (its users, tools and environment):
+ *
+ *   open()        what the agent is shown first: its framing, the tools, the opening messages
+ *   send(m)       the agent's message (text, tool calls, or both) -> what comes back to it: tool
+ *                 results, or the next user message (a dataset's next turn, a simulated user's
+ *                 reply), or the end of the conversation
+ *   verdict()     the suite's own score of what was played (BFCL's checker, τ²'s evaluator)
+ *   record()      the conversation in the suite's own format (τ²'s simulation, BFCL's result)
+ *
+ * Suites differ in who speaks next (BFCL's next turn is data; τ²'s user is a model that may act
+ * on a phone first), in where the reward comes from and in their records; the agent loop and the
+ * evaluation see only this. Nothing here assumes BFCL's turns or τ²'s orchestrator.
+ */
+import type { PyDict } from './py/values.js';
+
+/** A tool as an OpenAI-compatible request declares it. */
+export interface SuiteTool {
+  readonly type: 'function';
+  readonly function: {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters: Readonly<Record<string, unknown>>;
+  };
+}
+
+/** A call the agent made: its id (answered by the result), the tool and the arguments as Python values. */
+export interface AgentCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: PyDict;
+}
+
+/** The agent's message: text, calls, or both (a suite decides what both means). */
+export interface AgentMessage {
+  readonly text: string | null;
+  readonly calls: readonly AgentCall[];
+}
+
+/** What reaches the agent. */
+export type AgentInput =
+  | { readonly kind: 'user'; readonly content: string }
+  /** a message the agent is shown as its own earlier turn (τ²'s fixed greeting) */
+  | { readonly kind: 'assistant'; readonly content: string }
+  | {
+      readonly kind: 'tool';
+      readonly callId: string;
+      readonly name: string;
+      readonly content: string;
+      readonly error: boolean;
+    };
+
+export interface Observation {
+  readonly inputs: readonly AgentInput[];
+  /** the conversation is over: nothing more is sent */
+  readonly done: boolean;
+  /** why it ended, in the suite's words (τ²: `user_stop`, `max_steps`, ...) */
+  readonly reason?: string;
+  /** tools that became available with this observation (BFCL's held-out functions) */
+  readonly toolsAdded?: readonly SuiteTool[];
+}
+
+export interface Opening extends Observation {
+  /**
+   * the suite's framing of the agent's job (τ²: the domain policy), which the format wraps in its
+   * protocol; absent: the format's own framing (BFCL's)
+   */
+  readonly framing?: string;
+  readonly tools: readonly SuiteTool[];
+}
+
+/** A suite's score of an episode: a reward in [0, 1], whether it counts as solved, and the suite's breakdown. */
+export interface Verdict {
+  readonly reward: number;
+  readonly solved: boolean;
+  readonly detail: unknown;
+}
+
+export interface Episode {
+  readonly taskId: string;
+  open(signal?: AbortSignal): Promise<Opening>;
+  send(message: AgentMessage, signal?: AbortSignal): Promise<Observation>;
+  /** end the conversation where it is (the agent cannot go on); `reason` in the suite's words */
+  abort(reason: string): void;
+  verdict(): Verdict;
+  /** the conversation as the suite's own tools read it */
+  record(): unknown;
+}
+
+/** A task as the runner lists it: its id and the group the summary reports it under (category, domain). */
+export interface SuiteTask {
+  readonly id: string;
+  readonly group: string;
+}
+
+export interface Suite {
+  readonly name: string;
+  /** groups in the order a summary shows them */
+  readonly groups: readonly string[];
+  readonly tasks: readonly SuiteTask[];
+  episode(taskId: string, options: { readonly seed?: number }): Episode;
+}

@@ -1,0 +1,272 @@
+/**
+ * Evaluation of a policy on a suite played through the one episode interface (envs/suite.ts),
+ * with trials: every task is played `trials` times, each trial with its own seed. The run folder
+ * resumes as the BFCL evaluation's does:
+ *
+ *   run.json        what was evaluated and how (a rerun with other settings is refused)
+ *   episodes.jsonl  one line per finished (task, trial): reward, solved, why it ended, the
+ *                   suite's breakdown and its record of the conversation
+ *   summary.json    per group (τ²: domain) the average reward and pass^k, and their average;
+ *                   summary.md the same as a table
+ *
+ * Finished episodes are appended one line at a time, so an interrupted run loses nothing that
+ * finished; rerunning into the same folder plays only the rest.
+ */
+import { appendFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { converse } from '../agent/conversation.js';
+import type { FormatAdapter } from '../agent/format.js';
+import { mapConcurrent } from '../agent/rollout.js';
+import type { Suite } from '../envs/suite.js';
+import type { Policy, SamplingOptions } from '../policy/policy.js';
+import { fileAccessError, readJsonLines, writeAtomic } from '../util/files.js';
+import { checkRunRecord, type EvalProgress, lockRunFolder, RunFolderError, startOver } from './run.js';
+
+export const EPISODE_FILES = ['run.json', 'episodes.jsonl', 'summary.json', 'summary.md'] as const;
+const EPISODES_FILE = EPISODE_FILES[1];
+
+export interface EpisodeEvalConfig {
+  readonly suite: string;
+  readonly policy: string;
+  readonly model: string;
+  readonly baseUrl?: string;
+  readonly format: string;
+  readonly sampling: SamplingOptions;
+  /** the groups (τ²: domains) and tasks selected */
+  readonly groups: readonly string[];
+  readonly split: string;
+  readonly trials: number;
+  /** the seed the trials' seeds are drawn from */
+  readonly seed: number;
+  /** what else decides a verdict (τ²: the user model) */
+  readonly counterpart?: Readonly<Record<string, unknown>>;
+  readonly extraBody?: Record<string, unknown>;
+}
+
+/** settings a resumed folder must share: each changes what was played or what a reward means */
+export const EPISODE_RESUME_KEYS = [
+  'suite',
+  'policy',
+  'model',
+  'format',
+  'sampling',
+  'groups',
+  'split',
+  'trials',
+  'seed',
+  'counterpart',
+  'extraBody',
+] as const satisfies readonly (keyof EpisodeEvalConfig)[];
+
+export interface EpisodeRow {
+  readonly task_id: string;
+  readonly group: string;
+  readonly trial: number;
+  readonly seed: number;
+  readonly reward: number;
+  readonly solved: boolean;
+  readonly reason: string | undefined;
+  readonly completions: number;
+  readonly detail: unknown;
+  readonly record: unknown;
+}
+
+export interface GroupScore {
+  readonly group: string;
+  readonly tasks: number;
+  readonly episodes: number;
+  /** mean reward over every episode, x100 */
+  readonly averageReward: number;
+  /** pass^k x100 for k = 1..trials (τ²'s estimator: per task C(solved, k) / C(trials, k), averaged) */
+  readonly passHatK: readonly number[];
+}
+
+export interface EpisodeSummary {
+  readonly suite: string;
+  readonly model: string;
+  readonly trials: number;
+  readonly groups: readonly GroupScore[];
+  /** the mean of the groups' average rewards, the paper's "average" column */
+  readonly average: number;
+}
+
+const key = (taskId: string, trial: number) => `${taskId}#${trial}`;
+
+function binomial(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
+  return r;
+}
+
+/** pass^k over tasks with `trials` trials each: per task C(c, k) / C(n, k), averaged over tasks. */
+export function passHatK(successesPerTask: readonly number[], trials: number, k: number): number {
+  if (successesPerTask.length === 0) return 0;
+  const total = successesPerTask.reduce((s, c) => s + binomial(c, k) / binomial(trials, k), 0);
+  return total / successesPerTask.length;
+}
+
+export function summariseEpisodes(
+  rows: readonly EpisodeRow[],
+  groups: readonly string[],
+  config: { suite: string; model: string; trials: number },
+): EpisodeSummary {
+  const scores = groups.map((group): GroupScore => {
+    const mine = rows.filter((r) => r.group === group);
+    const perTask = new Map<string, number>();
+    for (const r of mine) perTask.set(r.task_id, (perTask.get(r.task_id) ?? 0) + (r.solved ? 1 : 0));
+    const average = mine.length === 0 ? 0 : (100 * mine.reduce((s, r) => s + r.reward, 0)) / mine.length;
+    return {
+      group,
+      tasks: perTask.size,
+      episodes: mine.length,
+      averageReward: average,
+      passHatK: Array.from(
+        { length: config.trials },
+        (_, i) => 100 * passHatK([...perTask.values()], config.trials, i + 1),
+      ),
+    };
+  });
+  const present = scores.filter((s) => s.episodes > 0);
+  return {
+    suite: config.suite,
+    model: config.model,
+    trials: config.trials,
+    groups: scores,
+    average: present.length === 0 ? 0 : present.reduce((s, g) => s + g.averageReward, 0) / present.length,
+  };
+}
+
+/** The summary as a Markdown table: a column per group, then the average (the paper's Table 2 layout). */
+export function episodeTable(summary: EpisodeSummary): string {
+  const cols = summary.groups.map((g) => g.group);
+  const fmt = (x: number) => x.toFixed(2);
+  const header = `| ${['model', ...cols, 'average'].join(' | ')} |`;
+  const rule = `|${['---', ...cols.map(() => '---:'), '---:'].join('|')}|`;
+  const row = `| ${[summary.model, ...summary.groups.map((g) => fmt(g.averageReward)), fmt(summary.average)].join(' | ')} |`;
+  const lines = [header, rule, row];
+  if (summary.trials > 1) {
+    lines.push('', `| pass^k | ${cols.join(' | ')} |`, `|---|${cols.map(() => '---:').join('|')}|`);
+    for (let k = 1; k <= summary.trials; k++)
+      lines.push(`| k=${k} | ${summary.groups.map((g) => fmt(g.passHatK[k - 1] ?? 0)).join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+export interface EpisodeEvalOptions {
+  readonly concurrency: number;
+  readonly format: FormatAdapter;
+  readonly progress?: EvalProgress;
+  readonly force?: boolean;
+  /** each trial's seed (index = trial) */
+  readonly seeds: readonly number[];
+  /** extra files the suite writes from all finished rows (τ²: the reference's results files) */
+  readonly writeRecords?: (rows: readonly EpisodeRow[], outDir: string) => void;
+}
+
+export interface EpisodeEvalOutcome {
+  readonly summary: EpisodeSummary;
+  readonly table: string;
+  readonly ran: number;
+  readonly resumed: number;
+}
+
+export function readEpisodes(dir: string): Map<string, EpisodeRow> {
+  const isRow = (r: unknown): r is EpisodeRow =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as EpisodeRow).task_id === 'string' &&
+    typeof (r as EpisodeRow).trial === 'number';
+  const { rows } = readJsonLines(join(dir, EPISODES_FILE), isRow, { repair: true });
+  return new Map(rows.map((r) => [key(r.task_id, r.trial), r]));
+}
+
+export async function runEpisodes(
+  suite: Suite,
+  taskIds: readonly string[],
+  policy: Policy,
+  config: EpisodeEvalConfig,
+  outDir: string,
+  options: EpisodeEvalOptions,
+): Promise<EpisodeEvalOutcome> {
+  if (existsSync(outDir) && !statSync(outDir).isDirectory())
+    throw new RunFolderError(
+      `--out ${outDir} is a file; give a folder for the run (it is created if missing).`,
+    );
+  try {
+    mkdirSync(outDir, { recursive: true });
+  } catch (e) {
+    throw fileAccessError(e, 'write', outDir);
+  }
+  const unlock = lockRunFolder(outDir);
+  try {
+    if (taskIds.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
+    if (options.force) startOver(outDir, EPISODE_FILES);
+    checkRunRecord(outDir, config, EPISODE_RESUME_KEYS);
+    const groupOf = new Map(suite.tasks.map((t) => [t.id, t.group]));
+    const finished = readEpisodes(outDir);
+    const all: { taskId: string; trial: number }[] = [];
+    for (let trial = 0; trial < config.trials; trial++)
+      for (const taskId of taskIds) all.push({ taskId, trial });
+    const todo = all.filter((e) => !finished.has(key(e.taskId, e.trial)));
+    const abort = new AbortController();
+    let failure: unknown;
+    options.progress?.start(all.length, all.length - todo.length);
+    await mapConcurrent(todo, options.concurrency, async ({ taskId, trial }) => {
+      if (abort.signal.aborted) return;
+      try {
+        const seed = options.seeds[trial]!;
+        const episode = suite.episode(taskId, { seed });
+        const played = await converse(episode, policy, {
+          format: options.format,
+          sampling: { ...config.sampling, seed },
+          signal: abort.signal,
+        });
+        const verdict = episode.verdict();
+        const row: EpisodeRow = {
+          task_id: taskId,
+          group: groupOf.get(taskId) ?? '',
+          trial,
+          seed,
+          reward: verdict.reward,
+          solved: verdict.solved,
+          reason: played.reason,
+          completions: played.completions,
+          detail: verdict.detail,
+          record: episode.record(),
+        };
+        appendFileSync(join(outDir, EPISODES_FILE), `${JSON.stringify(row, pyReplacer)}\n`);
+        finished.set(key(taskId, trial), row);
+        options.progress?.tick();
+      } catch (e) {
+        if (!abort.signal.aborted) {
+          failure = e;
+          abort.abort();
+        }
+      }
+    });
+    options.progress?.stop();
+    if (failure !== undefined) throw failure;
+    const rows = all
+      .map((e) => finished.get(key(e.taskId, e.trial)))
+      .filter((r): r is EpisodeRow => r !== undefined);
+    const summary = summariseEpisodes(rows, config.groups, config);
+    const table = episodeTable(summary);
+    writeAtomic(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+    writeAtomic(
+      join(outDir, 'summary.md'),
+      `# ${config.model} on ${config.suite} (${config.trials} trial${config.trials === 1 ? '' : 's'}, ${config.format})\n\n${table}\n`,
+    );
+    options.writeRecords?.(rows, outDir);
+    return { summary, table, ran: todo.length, resumed: all.length - todo.length };
+  } finally {
+    unlock();
+  }
+}
+
+/** JSON for records that hold Python values: dicts as objects, ints as numbers. */
+export function pyReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), v]));
+  if (typeof value === 'bigint') return Number(value);
+  return value;
+}
