@@ -12,6 +12,7 @@ const LONGEST_FIRST = [
   'test/train/extend.test.ts',
   'test/train/evaluations.test.ts',
   'test/train/loop.test.ts',
+  'test/envs/tau2-evaluator-gold.test.ts',
   'test/train/run-folder.test.ts',
   'test/server/limits.test.ts',
   'test/train/tinker.test.ts',

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { DATA_DIR_ENV, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import { BASE_URL_ENV, pullBfcl } from '../envs/bfcl/data/pull.js';
-import { pullTau2, TAU2_BASE_URL_ENV, TAU2_DATA_ENV, tau2DataDir } from '../envs/tau2/data.js';
+import { pullTau2, resolveTau2Root, TAU2_BASE_URL_ENV, TAU2_DATA_ENV } from '../envs/tau2/data.js';
 import { UsageError } from '../util/errors.js';
 import type { PullReport } from '../util/pinned-files.js';
 import { Settings } from '../util/settings.js';
@@ -42,7 +42,7 @@ const DATA_SETS = {
     localFlag: '--data-dir',
   },
   tau2: {
-    resolveDest: tau2DataDir,
+    resolveDest: resolveTau2Root,
     pull: pullTau2,
     dataEnv: TAU2_DATA_ENV,
     localFlag: '--tau2-data',

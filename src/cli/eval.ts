@@ -31,7 +31,11 @@ export function registerEval(program: Command): void {
     const config = EVAL_SETTINGS.ofFlags(opts);
     const print = (s: string) => console.log(s);
     const suite = config.suite;
-    if (suite === 'tau2') throw new UsageError('--suite tau2 is not wired into seal eval yet');
+    if (suite === 'tau2') {
+      const { runTau2EvalCommand } = await import('./eval-tau2.js');
+      await runTau2EvalCommand(config, print);
+      return;
+    }
     await runEvalCommand(loadSuite(suite, config.dataDir), { ...config, suite }, print);
   });
 }

@@ -94,10 +94,22 @@ export interface SuiteTask {
   readonly group: string;
 }
 
+/** A group's scores over its episodes: the mean reward and pass^k for k = 1..trials, each in [0, 1]. */
+export interface GroupMetrics {
+  readonly averageReward: number;
+  readonly passHatK: readonly number[];
+}
+
 export interface Suite {
   readonly name: string;
   /** groups in the order a summary shows them */
   readonly groups: readonly string[];
   readonly tasks: readonly SuiteTask[];
   episode(taskId: string, options: { readonly seed?: number }): Episode;
+  /** the suite's own metrics of a group, where it computes them its way (τ²: its agent_metrics) */
+  summarise?(
+    group: string,
+    episodes: readonly { readonly taskId: string; readonly reward: number }[],
+    trials: number,
+  ): GroupMetrics;
 }

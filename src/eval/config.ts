@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { TOOL_CALL_FORMATS } from '../agent/format.js';
 import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
 import { SUITES } from '../envs/bfcl/data/tasks.js';
-import { TAU2_DATA_ENV } from '../envs/tau2/runtime.js';
+import { TAU2_DATA_ENV } from '../envs/tau2/data.js';
 import { rendererSetting } from '../render/open.js';
 import { dataDirSetting, SAMPLING_SHAPE, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';

@@ -110,20 +110,31 @@ export function summariseEpisodes(
   rows: readonly EpisodeRow[],
   groups: readonly string[],
   config: { suite: string; model: string; trials: number },
+  suite?: Pick<Suite, 'summarise'>,
 ): EpisodeSummary {
   const scores = groups.map((group): GroupScore => {
     const mine = rows.filter((r) => r.group === group);
     const perTask = new Map<string, number>();
     for (const r of mine) perTask.set(r.task_id, (perTask.get(r.task_id) ?? 0) + (r.solved ? 1 : 0));
-    const average = mine.length === 0 ? 0 : (100 * mine.reduce((s, r) => s + r.reward, 0)) / mine.length;
+    // a suite that computes its metrics its own way (τ²'s agent_metrics) is asked; else the plain formulas
+    const own =
+      mine.length > 0 && suite?.summarise
+        ? suite.summarise(
+            group,
+            mine.map((r) => ({ taskId: r.task_id, reward: r.reward })),
+            config.trials,
+          )
+        : undefined;
+    const average = mine.length === 0 ? 0 : mine.reduce((s, r) => s + r.reward, 0) / mine.length;
     return {
       group,
       tasks: perTask.size,
       episodes: mine.length,
-      averageReward: average,
+      averageReward: 100 * (own?.averageReward ?? average),
       passHatK: Array.from(
         { length: config.trials },
-        (_, i) => 100 * passHatK([...perTask.values()], config.trials, i + 1),
+        (_, i) =>
+          100 * (own ? (own.passHatK[i] ?? 0) : passHatK([...perTask.values()], config.trials, i + 1)),
       ),
     };
   });
@@ -223,6 +234,7 @@ export async function runEpisodes(
           signal: abort.signal,
         });
         const verdict = episode.verdict();
+        const record = episode.record();
         const row: EpisodeRow = {
           task_id: taskId,
           group: groupOf.get(taskId) ?? '',
@@ -233,7 +245,7 @@ export async function runEpisodes(
           reason: played.reason,
           completions: played.completions,
           detail: verdict.detail,
-          record: episode.record(),
+          record,
         };
         appendFileSync(join(outDir, EPISODES_FILE), `${JSON.stringify(row, pyReplacer)}\n`);
         finished.set(key(taskId, trial), row);
@@ -250,7 +262,7 @@ export async function runEpisodes(
     const rows = all
       .map((e) => finished.get(key(e.taskId, e.trial)))
       .filter((r): r is EpisodeRow => r !== undefined);
-    const summary = summariseEpisodes(rows, config.groups, config);
+    const summary = summariseEpisodes(rows, config.groups, config, suite);
     const table = episodeTable(summary);
     writeAtomic(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
     writeAtomic(

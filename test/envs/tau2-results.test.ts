@@ -180,7 +180,7 @@ describe('the results file', () => {
     expect(bad('{"info": {}, "tasks": []}')).toThrow(/no "simulations"/);
     const one = results([simulation('s0', 0)]);
     expect(bad(one.replace('"termination_reason": "user_stop"', '"termination_reason": "timeout"'))).toThrow(
-      /r.json: simulations\[0\].termination_reason: expected one of v0.2.0's termination reasons \(user_stop, agent_stop, max_steps, too_many_errors\), found the string "timeout"/,
+      /r.json: simulations\[0\].termination_reason: expected one of v0.2.0's termination reasons \(user_stop, agent_stop, max_steps, too_many_errors\) or seal's agent_error, found the string "timeout"/,
     );
     expect(
       bad(

@@ -117,8 +117,27 @@ class Parser {
     }
     return this.power();
   }
+  /** an atom and its calls: `2(3)` parses, and fails when run as Python's call of an int does */
+  primary(): () => PyValue {
+    let value = this.atom();
+    while (this.isOp('(')) {
+      this.i++;
+      this.depth++;
+      const arg = this.isOp(')') ? undefined : this.expr();
+      if (!this.isOp(')')) this.fail();
+      this.i++;
+      this.depth--;
+      const callee = value;
+      value = () => {
+        const f = callee();
+        arg?.();
+        throw TypeError_(`'${typeName(f)}' object is not callable`);
+      };
+    }
+    return value;
+  }
   power(): () => PyValue {
-    const base = this.atom();
+    const base = this.primary();
     if (!this.isOp('**')) return base;
     this.i++;
     const exp = this.factor();
@@ -162,7 +181,7 @@ function plus(v: PyValue): PyValue {
 function boundedPow(a: PyValue, b: PyValue): PyValue {
   if (typeof a === 'bigint' && typeof b === 'bigint' && b > 0n) {
     const bits = BigInt(a < 0n ? (-a).toString(2).length : a.toString(2).length);
-    if (a !== 0n && a !== 1n && a !== -1n && (bits - 1n) * b > 4096n)
+    if (a !== 0n && a !== 1n && a !== -1n && (bits - 1n) * b > 1_000_000n)
       throw new PyException('OverflowError', 'int too large to convert to float');
   }
   return pow(a, b);

@@ -41,7 +41,7 @@ export function tau2CacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The data root: an explicit folder (a flag), else $SEAL_TAU2_DATA, else the pull's cache. */
-export function tau2DataDir(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function resolveTau2Root(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   if (explicit) return resolve(explicit);
   if (env[TAU2_DATA_ENV]) return resolve(env[TAU2_DATA_ENV]);
   return tau2CacheDir(env);
@@ -64,7 +64,7 @@ export function locateTau2Data(
   flag = '--tau2-data',
   env: NodeJS.ProcessEnv = process.env,
 ): string {
-  const root = tau2DataDir(explicit, env);
+  const root = resolveTau2Root(explicit, env);
   const how =
     `run \`seal data pull tau2\` to download it into the cache, or point ${flag} DIR or $${TAU2_DATA_ENV} ` +
     'at a folder that holds data/tau2/... as the tau2-bench repository does (`seal data pull tau2 --dest DIR` fills one)';

@@ -13,6 +13,8 @@
  */
 import { UserError } from '../../util/errors.js';
 import type { AgentInput, AgentMessage, Episode, Observation, Opening, Verdict } from '../suite.js';
+import type { RewardInfo, TerminationReason } from './evaluator/reward.js';
+import { simulationText } from './results.js';
 import type {
   Tau2Environment,
   Tau2Message,
@@ -28,8 +30,7 @@ export const AGENT_GREETING = 'Hi! How can I help you today?';
 export const MAX_STEPS = 200;
 export const MAX_ERRORS = 10;
 
-/** Why a simulation ended: the reference's four, and seal's `agent_error` (a message with neither text nor calls). */
-export type TerminationReason = 'user_stop' | 'agent_stop' | 'max_steps' | 'too_many_errors' | 'agent_error';
+export type { TerminationReason };
 
 /** A finished (or ended) simulation in the reference's `SimulationRun` shape, before scoring. */
 export interface Tau2Simulation {
@@ -283,11 +284,26 @@ export class Tau2Episode implements Episode {
     this.agentCost = (this.agentCost ?? 0) + cost;
   }
 
+  private scored: Verdict | undefined;
+
+  /** The reference's score (computed once: the evaluator replays the conversation). */
   verdict(): Verdict {
-    return this.options.evaluate(this.simulation());
+    this.scored ??= this.options.evaluate(this.simulation());
+    return this.scored;
   }
 
-  record(): Tau2Simulation {
-    return this.simulation();
+  /**
+   * The simulation as the reference's results file writes it (Python's JSON, so that a stored
+   * record keeps every Python type), with its reward info when the episode was scored.
+   */
+  record(): string {
+    const sim = this.simulation();
+    const info = this.scored?.detail as RewardInfo | undefined;
+    return simulationText({
+      ...sim,
+      timestamp: sim.end_time,
+      reward_info: info ?? null,
+      trial: sim.trial ?? null,
+    });
   }
 }

@@ -41,6 +41,8 @@ export interface SchemaContext {
   readonly defs: Map<string, Record<string, unknown>>;
   /** a model field's description (`ToolDocs.field`) */
   readonly fieldDoc: (model: string, field: string) => string | undefined;
+  /** a model's own docstring, which pydantic writes as the `description` of its `$defs` entry (`ToolDocs.model`) */
+  readonly modelDoc?: (model: string) => string | undefined;
 }
 
 /** A field type: how pydantic validates it and what JSON schema it has. */
@@ -63,7 +65,8 @@ export const str: PyType<string> = {
   schema: () => ({ type: 'string' }),
 };
 
-const INT_TEXT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
+// pydantic-core reads `1_000`, and `2.0` or `2.` as 2 (decimal zeros only)
+const INT_TEXT = /^\s*([+-]?\d+(?:_\d+)*)(?:\.0*)?\s*$/;
 export const int: PyType<bigint> = {
   titled: true,
   validate(v, loc, issues) {
@@ -83,7 +86,8 @@ export const int: PyType<bigint> = {
       return BigInt(v);
     }
     if (typeof v === 'string') {
-      if (INT_TEXT.test(v)) return BigInt(v.trim().replace(/_/g, ''));
+      const m = INT_TEXT.exec(v);
+      if (m) return BigInt(m[1]!.replace(/_/g, ''));
       return issue(
         issues,
         loc,
@@ -327,8 +331,10 @@ export function union<T>(...members: PyType<T>[]): PyType<T> {
   };
 }
 
+/** how pydantic names a union member in an error's location */
 function memberTag(t: PyType<unknown>): string {
-  return t instanceof ModelSpec ? t.name : typeName(null);
+  if (t instanceof ModelSpec) return t.name;
+  return t === anyDict ? 'dict[any,any]' : 'any';
 }
 
 /** An instance of a domain model: its fields as properties, dumped in the declared order. */
@@ -426,10 +432,11 @@ export class ModelSpec<T extends object> implements PyType<Model<T>> {
   schema(ctx: SchemaContext): Record<string, unknown> {
     if (!ctx.defs.has(this.name)) {
       ctx.defs.set(this.name, {});
-      ctx.defs.set(
-        this.name,
-        objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f)),
-      );
+      const schema = objectSchema(this.name, this.fields, ctx, (f) => ctx.fieldDoc(this.name, f));
+      const doc = ctx.modelDoc?.(this.name);
+      // extra='forbid' shows in the schema (the reference's BaseModelNoExtra models)
+      const shown = this.forbidExtra ? { additionalProperties: false, ...schema } : schema;
+      ctx.defs.set(this.name, doc === undefined ? shown : { ...shown, description: doc });
     }
     return { $ref: `#/$defs/${this.name}` };
   }
@@ -489,8 +496,9 @@ export function jsonSchema(
   fields: readonly FieldSpec[],
   fieldDoc: SchemaContext['fieldDoc'],
   describe: (field: string) => string | undefined,
+  modelDoc?: SchemaContext['modelDoc'],
 ): Record<string, unknown> {
-  const ctx: SchemaContext = { defs: new Map(), fieldDoc };
+  const ctx: SchemaContext = { defs: new Map(), fieldDoc, ...(modelDoc ? { modelDoc } : {}) };
   const top = objectSchema(title, fields, ctx, describe);
   const whole = ctx.defs.size ? { $defs: Object.fromEntries(ctx.defs), ...top } : top;
   return sortSchema(whole, undefined) as Record<string, unknown>;

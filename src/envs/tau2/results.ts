@@ -409,7 +409,10 @@ function terminationReason(d: PyDict, at: At): TerminationReason {
     );
   return at
     .key('termination_reason')
-    .fail(`one of v0.2.0's termination reasons (${TERMINATION_REASONS.join(', ')})`, v);
+    .fail(
+      `one of v0.2.0's termination reasons (${TERMINATION_REASONS.filter((r) => r !== 'agent_error').join(', ')}) or seal's agent_error`,
+      v,
+    );
 }
 
 function readSimulation(v: PyValue, at: At): Tau2SimulationRun {
@@ -521,6 +524,23 @@ export function parseResults(text: string, source = 'results file'): Tau2Results
       .list(d.get('simulations'))
       .map((s, i) => readSimulation(s, at.key('simulations').index(i))),
   };
+}
+
+/**
+ * One simulation as the results file writes it, and back: seal's run folder keeps each finished
+ * conversation in this form, so that resuming a run loses no Python type (`10.0` stays a float).
+ */
+export function simulationText(s: Tau2SimulationRun): string {
+  return jsonDumps(dumpSimulation(s));
+}
+export function parseSimulation(text: string, source = 'simulation'): Tau2SimulationRun {
+  let parsed: PyValue;
+  try {
+    parsed = parsePyJson(text);
+  } catch (e) {
+    throw new Tau2ResultsError(`${source} is not valid JSON (${(e as Error).message})`);
+  }
+  return readSimulation(parsed, new At(source, ''));
 }
 
 // ---------------------------------------------------------------------------------------------

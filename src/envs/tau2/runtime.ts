@@ -1,30 +1,27 @@
 /**
- * Everything a τ² run needs from disk, found and loaded in one place: the data root, the user
- * guidelines, the tool docs and the chosen domains.
+ * What a τ² run needs, found and loaded in one place: the domains by name, the user guidelines,
+ * the tool docs, the scorer, and the reference's results files written from a run's episodes.
  */
-import { resolve } from 'node:path';
-import { UserError } from '../../util/errors.js';
-import { locateTau2Data, TAU2_DATA_ENV } from './data.js';
-import type { Tau2Domain, Tau2DomainLoader, Tau2DomainName, ToolDocs } from './types.js';
+import { writeAtomic } from '../../util/files.js';
+import type { Verdict } from '../suite.js';
+import { loadAirlineDomain } from './domains/airline/index.js';
+import { loadRetailDomain } from './domains/retail/index.js';
+import { loadTelecomDomain } from './domains/telecom/index.js';
+import type { Tau2Simulation } from './episode.js';
+import { evaluateSimulation } from './evaluator/evaluate.js';
+import { isSuccessful } from './evaluator/metrics.js';
+import type { RewardInfo } from './evaluator/reward.js';
+import { dumpResults, parseSimulation, type Tau2Results } from './results.js';
+import { loadToolDocs } from './tool-docs.js';
+import type { Tau2Domain, Tau2DomainLoader, Tau2DomainName, Tau2Task, ToolDocs } from './types.js';
 import { loadUserGuidelines } from './user.js';
 
-export { TAU2_DATA_ENV };
-
-/** The domains this build can play, by name. */
-export const DOMAIN_LOADERS: Partial<Record<Tau2DomainName, Tau2DomainLoader>> = {};
-
-/**
- * `--tau2-data` wins, then $SEAL_TAU2_DATA, then `cacheDir` (default: the cache `seal data pull
- * tau2` fills); the folder must hold every pinned data file (data.ts says what is missing).
- */
-export function resolveTau2Root(
-  explicit: string | undefined,
-  cacheDir: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  const root = explicit ? resolve(explicit) : env[TAU2_DATA_ENV] ? resolve(env[TAU2_DATA_ENV]) : cacheDir;
-  return locateTau2Data(root, '--tau2-data', env);
-}
+/** The domains seal plays, by name. */
+export const DOMAIN_LOADERS: Readonly<Record<Tau2DomainName, Tau2DomainLoader>> = {
+  retail: loadRetailDomain,
+  airline: loadAirlineDomain,
+  telecom: loadTelecomDomain,
+};
 
 export interface Tau2Runtime {
   readonly root: string;
@@ -33,16 +30,94 @@ export interface Tau2Runtime {
   readonly docs: ToolDocs;
 }
 
-export function loadTau2Runtime(root: string, names: readonly Tau2DomainName[], docs: ToolDocs): Tau2Runtime {
-  const domains = names.map((name) => {
-    const load = DOMAIN_LOADERS[name];
-    if (!load) throw new UserError(`the τ² domain ${name} is not available in this build`);
-    return load(root, docs);
-  });
+/** The chosen domains from a data root (checked by `locateTau2Data`), with the tool docs the root holds. */
+export function loadTau2Runtime(
+  root: string,
+  names: readonly Tau2DomainName[],
+  docs: ToolDocs = loadToolDocs(root),
+): Tau2Runtime {
   return {
     root,
-    domains,
+    domains: names.map((name) => DOMAIN_LOADERS[name](root, docs)),
     guidelines: { plain: loadUserGuidelines(root, false), withTools: loadUserGuidelines(root, true) },
     docs,
   };
+}
+
+/** The reference's score of a finished simulation, as the suite interface's verdict. */
+export function scoreTau2Simulation(domain: Tau2Domain, task: Tau2Task, simulation: Tau2Simulation): Verdict {
+  const info: RewardInfo = evaluateSimulation(domain, task, simulation);
+  return { reward: info.reward, solved: isSuccessful(info.reward), detail: info };
+}
+
+/** What `writeTau2Results` reads of a finished episode (an `eval/episodes.ts` row). */
+export interface Tau2EpisodeRecord {
+  readonly group: string;
+  readonly trial: number;
+  readonly seed: number;
+  readonly record: unknown;
+}
+
+export interface Tau2RunDescription {
+  readonly model: string;
+  readonly userModel: string;
+  readonly trials: number;
+  readonly maxSteps: number;
+  readonly seed: number;
+  readonly temperature: number;
+}
+
+/**
+ * Each domain's conversations as the reference's results file (`tau2_<domain>.json`): the run's
+ * info, the tasks played, and every simulation with its reward info, so the reference's own tools
+ * read a seal run.
+ */
+export function writeTau2Results(
+  rows: readonly Tau2EpisodeRecord[],
+  runtime: Tau2Runtime,
+  run: Tau2RunDescription,
+  path: (domain: string) => string,
+): void {
+  for (const domain of runtime.domains) {
+    const mine = rows.filter((r) => r.group === domain.name);
+    if (mine.length === 0) continue;
+    const simulations = mine.map((r) => ({
+      ...parseSimulation(String(r.record), `the ${domain.name} record of trial ${r.trial}`),
+      trial: r.trial,
+      seed: r.seed,
+    }));
+    const played = new Set(simulations.map((s) => s.task_id));
+    const results: Tau2Results = {
+      timestamp: null,
+      info: {
+        git_commit: '',
+        num_trials: run.trials,
+        max_steps: run.maxSteps,
+        max_errors: 10,
+        user_info: {
+          implementation: 'user_simulator',
+          llm: run.userModel,
+          llm_args: new Map([['temperature', 0]]),
+          global_simulation_guidelines:
+            domain.makeEnvironment().userTools().length > 0
+              ? runtime.guidelines.withTools
+              : runtime.guidelines.plain,
+        },
+        agent_info: {
+          implementation: 'llm_agent',
+          llm: run.model,
+          llm_args: new Map([['temperature', run.temperature]]),
+        },
+        environment_info: {
+          domain_name: domain.name,
+          policy: domain.makeEnvironment().policy,
+          tool_defs: null,
+        },
+        seed: run.seed,
+      },
+      tasks: domain.tasks.filter((t) => played.has(t.id)),
+      simulations,
+    };
+    writeAtomic(path(domain.name), `${dumpResults(results)}\n`);
+  }
 }

@@ -6,6 +6,7 @@
  */
 import type { Episode, Suite, SuiteTask, Verdict } from '../suite.js';
 import { Tau2Episode, type Tau2Simulation } from './episode.js';
+import { computeMetrics } from './evaluator/metrics.js';
 import type { Tau2Domain, Tau2DomainName, Tau2Task } from './types.js';
 import { type UserModel, userSystemPrompt } from './user.js';
 
@@ -68,6 +69,18 @@ export function tau2Suite(options: Tau2SuiteOptions): Tau2Suite {
     groups: options.domains.map((d) => d.name),
     tasks,
     task: find,
+    summarise(group, episodes, trials) {
+      const domain = options.domains.find((d) => d.name === group);
+      const m = computeMetrics(
+        episodes.map((e) => ({ task_id: find(e.taskId).task.id, reward: e.reward })),
+        trials,
+        domain?.tasks ?? [],
+      );
+      return {
+        averageReward: m.avg_reward,
+        passHatK: Array.from({ length: trials }, (_, i) => m.pass_hat_ks[i + 1] ?? 0),
+      };
+    },
     episode(id, { seed }): Episode {
       const { domain, task } = find(id);
       const env = domain.makeEnvironment();

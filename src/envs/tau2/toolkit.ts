@@ -5,10 +5,12 @@
  * text, whether it is an error) is the reference's, byte for byte: Python's argument binding
  * errors, `to_json_str`, `Error: {str(e)}`.
  */
+
 import { PyException, TypeError_, ValueError_ } from '../py/errors.js';
 import { jsonDumps, str } from '../py/format.js';
 import { deepCopy, dictGet, dictSet, type PyDict, PyTuple, type PyValue, typeName } from '../py/values.js';
 import { type FieldSpec, jsonSchema, type ModelSpec, modelDump, PyModel, sortedJson } from './pydantic.js';
+import { toolDescription } from './tool-docs.js';
 import type {
   EnvFunctionCall,
   Requestor,
@@ -37,14 +39,6 @@ export interface FunctionSpec<Kit> {
 export interface ToolSpec<Kit> extends FunctionSpec<Kit> {
   readonly kind: ToolKind;
 }
-
-/** The tool docs of no source: every tool described by its name. */
-export const emptyToolDocs: ToolDocs = {
-  available: false,
-  tool: () => undefined,
-  field: () => undefined,
-  model: () => undefined,
-};
 
 /**
  * CPython 3.10+'s binding of keyword arguments to `def f(self, <params>)`: each keyword in order
@@ -191,12 +185,13 @@ export class Toolkit<Db extends PyModel> {
 
   private schemaOf(t: ToolSpec<Toolkit<Db>>): Tau2ToolSchema {
     const doc = this.docs.tool(t.owner ?? this.className, t.name);
-    const description = !doc?.short ? t.name : doc.long ? `${doc.short}\n\n${doc.long}` : doc.short;
+    const description = toolDescription(doc, t.name);
     const parameters = jsonSchema(
       'parameters',
       t.params,
       (model, field) => this.docs.field(model, field),
       (p) => doc?.params.get(p),
+      (model) => this.docs.model(model),
     );
     return { type: 'function', function: { name: t.name, description, parameters } };
   }
@@ -255,7 +250,7 @@ export class ToolkitEnvironment implements Tau2Environment {
   }
 
   /** `make_tool_call(name, requestor=..., **arguments)`, its own binding included. */
-  private makeToolCall(call: Tau2ToolCall): PyValue {
+  makeToolCall(call: Tau2ToolCall): PyValue {
     const kwargs = call.arguments;
     if (kwargs.has('requestor'))
       throw TypeError_(

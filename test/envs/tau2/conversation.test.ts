@@ -57,6 +57,7 @@ function toyEnvironment(): Tau2Environment & { count: bigint } {
       env.count += n;
       return { content: String(env.count), error: false };
     },
+    makeToolCall: () => null,
     updateDb() {},
     runFunction: () => null,
     syncTools() {},

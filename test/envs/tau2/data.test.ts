@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   locateTau2Data,
   pullTau2,
+  resolveTau2Root,
   TAU2_DATA_ENV,
   TAU2_MANIFEST,
   type Tau2Manifest,
-  tau2DataDir,
 } from '../../../src/envs/tau2/data.js';
 import { loadTau2Tasks } from '../../../src/envs/tau2/tasks.js';
 import { buildDist, seal } from '../../support/cli.js';
@@ -192,9 +192,9 @@ describe.skipIf(!HAS_SHARED)('seal data pull tau2', () => {
 describe('where the τ² data is looked for', () => {
   it('the flag, then $SEAL_TAU2_DATA, then the cache (below $SEAL_CACHE_DIR)', () => {
     const env = { [TAU2_DATA_ENV]: '/from/env', SEAL_CACHE_DIR: '/cache' };
-    expect(tau2DataDir('/from/flag', env)).toBe(resolve('/from/flag'));
-    expect(tau2DataDir(undefined, env)).toBe(resolve('/from/env'));
-    expect(tau2DataDir(undefined, { SEAL_CACHE_DIR: '/cache' })).toBe(
+    expect(resolveTau2Root('/from/flag', env)).toBe(resolve('/from/flag'));
+    expect(resolveTau2Root(undefined, env)).toBe(resolve('/from/env'));
+    expect(resolveTau2Root(undefined, { SEAL_CACHE_DIR: '/cache' })).toBe(
       join(resolve('/cache'), 'tau2', 'f8de30c29868'),
     );
   });

@@ -73,6 +73,18 @@ describe('pydantic extras for telecom', () => {
     );
   });
 
+  it('a model that forbids extra keys says so in the schema', () => {
+    const schema = jsonSchema(
+      'parameters',
+      [field('bill', Bill)],
+      () => undefined,
+      () => undefined,
+    );
+    const defs = (schema.$defs as Record<string, Record<string, unknown>>).Bill!;
+    expect(Object.keys(defs)).toEqual(['additionalProperties', 'properties', 'required', 'title', 'type']);
+    expect(defs.additionalProperties).toBe(false);
+  });
+
   it('no two instances share a mutable default', () => {
     const a: Model<Bill> = Bill.parse(
       py('{"bill_id": "A", "issued": "2025-02-01", "created": "2025-01-20"}'),

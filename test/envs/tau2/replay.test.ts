@@ -2,17 +2,16 @@
  * Every task's gold actions replayed through a fresh environment after the task's initial state:
  * each call returns without error, and the database text changes exactly when a write tool ran.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAirlineDomain } from '../../../src/envs/tau2/domains/airline/index.js';
 import { loadRetailDomain } from '../../../src/envs/tau2/domains/retail/index.js';
-import { emptyToolDocs } from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
 import type { Tau2Domain, Tau2Environment, Tau2Task } from '../../../src/envs/tau2/types.js';
+import { HAS_TAU2, noteMissingTau2, TAU2_ROOT } from '../../support/tau2-data.js';
 
-const TAU2_ROOT = resolve(join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tau2', 'v0.2.0'));
-const HAS_DATA = existsSync(join(TAU2_ROOT, 'data', 'tau2', 'domains'));
-if (!HAS_DATA) console.warn(`tau2 replay: skipped, no τ² data at ${TAU2_ROOT} (the v0.2.0 data/tau2 folder)`);
+noteMissingTau2('tau2 replay');
 
 function applyInitialState(env: Tau2Environment, task: Tau2Task): void {
   const init = task.initial_state;
@@ -70,14 +69,18 @@ function replay(domain: Tau2Domain, task: Tau2Task, fresh: string | null) {
   return { errors, wrote, changed: env.dbText('assistant') !== before };
 }
 
-describe.skipIf(!HAS_DATA).each([
+describe.skipIf(!HAS_TAU2).each([
   ['retail', loadRetailDomain, 114],
   ['airline', loadAirlineDomain, 50],
 ] as const)('tau2 %s: gold actions replay', (name, load, count) => {
   it('runs every task with the errors the reference gives and changes the database exactly when a write ran', () => {
-    const domain = load(TAU2_ROOT, emptyToolDocs);
+    const domain = load(TAU2_ROOT, NO_TOOL_DOCS);
     expect(domain.tasks).toHaveLength(count);
-    const fresh = domain.makeEnvironment().dbText('assistant');
+    const first = domain.makeEnvironment();
+    expect(first.policy).toBe(
+      readFileSync(join(TAU2_ROOT, 'data', 'tau2', 'domains', name, 'policy.md'), 'utf8'),
+    );
+    const fresh = first.dbText('assistant');
     const problems: string[] = [];
     for (const task of domain.tasks) {
       const r = replay(domain, task, fresh);
@@ -86,5 +89,5 @@ describe.skipIf(!HAS_DATA).each([
       if (r.changed !== r.wrote) problems.push(`${task.id}: wrote=${r.wrote} changed=${r.changed}`);
     }
     expect(problems).toEqual([]);
-  });
+  }, 300_000);
 });

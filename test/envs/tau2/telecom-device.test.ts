@@ -13,7 +13,8 @@ import {
   TelecomDbSpec,
   TelecomUserDbSpec,
 } from '../../../src/envs/tau2/domains/telecom/model.js';
-import { emptyToolDocs, type ToolkitEnvironment } from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
+import type { ToolkitEnvironment } from '../../../src/envs/tau2/toolkit.js';
 import type { Requestor } from '../../../src/envs/tau2/types.js';
 
 const CARRIER = `
@@ -67,7 +68,7 @@ function phone(withLine = true): { env: ToolkitEnvironment; bills: string[] } {
     policy: '',
     db: TelecomDbSpec.parse(parseTomlPy(CARRIER)),
     userDb: TelecomUserDbSpec.parse(new Map()),
-    docs: emptyToolDocs,
+    docs: NO_TOOL_DOCS,
     newBillId: () => {
       bills.push(`B${bills.length + 2}`);
       return bills.at(-1)!;
@@ -312,6 +313,23 @@ describe('telecom: the carrier and sync_tools', () => {
     expect(run(env, 'assistant', 'assert_no_overdue_bill', '{"overdue_bill_id": "B1"}')).toBe(true);
   });
 
+  it('makeToolCall runs a tool without sync_tools: the phone sees the request only after a sync', () => {
+    const { env } = phone();
+    expect(
+      env.makeToolCall({
+        id: 'g',
+        name: 'send_payment_request',
+        arguments: parsePyJson('{"customer_id": "C1", "bill_id": "B1"}') as PyDict,
+        requestor: 'assistant',
+      }),
+    ).toBe('Payment request sent to the customer for bill B1');
+    expect(run(env, 'user', 'check_payment_request')).toBe('No payment request has been made.');
+    env.syncTools();
+    expect(run(env, 'user', 'check_payment_request')).toBe(
+      'You have a payment request for bill B1 of 150.0 USD.',
+    );
+  });
+
   it('data used up: no mobile data until a refuel, charged on a new draft bill', () => {
     const { env, bills } = phone();
     run(env, 'assistant', 'set_data_usage', '{"customer_id": "C1", "line_id": "L1", "data_used_gb": 15.1}');
@@ -403,6 +421,26 @@ describe('telecom: the carrier and sync_tools', () => {
     );
     expect(user(env, 'set_wifi_calling', '{"enabled": true}')).toBe(
       "Error: Tool 'set_wifi_calling' not found.",
+    );
+  });
+
+  it('initialisation data merges into the phone and the records as pydantic validates them', () => {
+    const { env } = phone();
+    env.updateDb('user', parsePyJson('{"device": {"airplane_mode": true, "battery_level": 55.0}}') as PyDict);
+    expect(user(env, 'check_status_bar')).toBe('Status Bar: \u2708\ufe0f Airplane Mode | \u{1f50b} 55%');
+    env.updateDb(
+      'assistant',
+      parsePyJson(
+        '{"plans": [{"plan_id": "P1", "name": "Big", "data_limit_gb": 30, "price_per_month": 1, "data_refueling_price_per_gb": 1}]}',
+      ) as PyDict,
+    );
+    expect(agent(env, 'get_details_by_id', '{"id": "P1"}')).toBe(
+      '{"plan_id": "P1", "name": "Big", "data_limit_gb": 30.0, "price_per_month": 1.0, "data_refueling_price_per_gb": 1.0}',
+    );
+    expect(() =>
+      env.updateDb('user', parsePyJson('{"device": {"airplane_mode": "maybe"}}') as PyDict),
+    ).toThrow(
+      /1 validation error for TelecomUserDB\ndevice\.airplane_mode\n {2}Input should be a valid boolean, unable to interpret input/,
     );
   });
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { repr } from '../../../src/envs/py/format.js';
 import type { PyValue } from '../../../src/envs/py/values.js';
 import { loadTelecom, loadTelecomSmallTasks } from '../../../src/envs/tau2/domains/telecom/environment.js';
-import { emptyToolDocs } from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
 import type { Tau2Domain, Tau2Task } from '../../../src/envs/tau2/types.js';
 
 export const TAU2_ROOT = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tau2', 'v0.2.0');
@@ -46,7 +46,7 @@ function replay(domain: Tau2Domain, task: Tau2Task): Outcome {
 }
 
 describe.skipIf(!present)('telecom: gold actions satisfy every environment assertion', () => {
-  const domain = present ? loadTelecom(TAU2_ROOT, emptyToolDocs) : undefined;
+  const domain = present ? loadTelecom(TAU2_ROOT, NO_TOOL_DOCS) : undefined;
 
   it('loads the 114 tasks and the policy as the reference assembles it', () => {
     expect(domain!.tasks).toHaveLength(114);

@@ -9,14 +9,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TAU2_MANIFEST, tau2DataDir } from '../../../src/envs/tau2/data.js';
+import { resolveTau2Root, TAU2_MANIFEST } from '../../../src/envs/tau2/data.js';
 import { loadAirlineDomain } from '../../../src/envs/tau2/domains/airline/index.js';
 import { loadRetailDomain } from '../../../src/envs/tau2/domains/retail/index.js';
 import { loadTelecom } from '../../../src/envs/tau2/domains/telecom/environment.js';
 import { loadToolDocs } from '../../../src/envs/tau2/tool-docs.js';
 import type { Tau2ToolSchema } from '../../../src/envs/tau2/types.js';
 
-const ROOT = tau2DataDir(undefined);
+const ROOT = resolveTau2Root(undefined);
 const pinned = TAU2_MANIFEST.files.every((f) => {
   const p = join(ROOT, f.path);
   return existsSync(p) && createHash('sha256').update(readFileSync(p)).digest('hex') === f.sha256;

@@ -16,13 +16,8 @@ import {
   str,
   union,
 } from '../../../src/envs/tau2/pydantic.js';
-import {
-  emptyToolDocs,
-  Toolkit,
-  ToolkitEnvironment,
-  type ToolSpec,
-  toJsonStr,
-} from '../../../src/envs/tau2/toolkit.js';
+import { NO_TOOL_DOCS } from '../../../src/envs/tau2/tool-docs.js';
+import { Toolkit, ToolkitEnvironment, type ToolSpec, toJsonStr } from '../../../src/envs/tau2/toolkit.js';
 import type { ToolDocs } from '../../../src/envs/tau2/types.js';
 
 const args = (json: string) => parsePyJson(json) as PyDict;
@@ -100,7 +95,7 @@ const tools: ToolSpec<Kit>[] = [
   },
 ];
 
-function makeKit(docs: ToolDocs = emptyToolDocs): Kit {
+function makeKit(docs: ToolDocs = NO_TOOL_DOCS): Kit {
   const db = DbModel.parse(
     args(
       '{"wallets": {"w1": {"source": "card", "id": "w1", "balance": 10, "extra": 1}}, "counts": {"x": 2.0}}',
@@ -187,6 +182,27 @@ describe('tau2 toolkit: calls as the reference makes them', () => {
     );
     expect(() => e.updateDb('assistant', args('{"bogus": 1}'))).toThrow(
       /1 validation error for ToyDB\nbogus\n {2}Extra inputs are not permitted \[type=extra_forbidden, input_value=1, input_type=int\]/,
+    );
+    // pydantic's lax mode: ints from "1_000" and "2.0", never from 2.5; every failing field reported
+    e.updateDb('assistant', args('{"counts": {"y": "1_000", "z": "2.0"}}'));
+    expect(e.dbText('assistant')).toContain('"counts": {"x": 2, "y": 1000, "z": 2}');
+    expect(() =>
+      e.updateDb('assistant', args('{"counts": {"q": 2.5}, "wallets": {"w3": {"source": "card"}}}')),
+    ).toThrow(
+      [
+        '4 validation errors for ToyDB',
+        'wallets.w3.Card.id',
+        "  Field required [type=missing, input_value={'source': 'card'}, input_type=dict]",
+        '    For further information visit https://errors.pydantic.dev/2.11/v/missing',
+        'wallets.w3.Card.balance',
+        "  Field required [type=missing, input_value={'source': 'card'}, input_type=dict]",
+        '    For further information visit https://errors.pydantic.dev/2.11/v/missing',
+        'wallets.w3.Cash.source',
+        "  Input should be 'cash' [type=literal_error, input_value='card', input_type=str]",
+        '    For further information visit https://errors.pydantic.dev/2.11/v/literal_error',
+        'counts.q',
+        '  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=2.5, input_type=float]',
+      ].join('\n'),
     );
     expect(
       e.runFunction({

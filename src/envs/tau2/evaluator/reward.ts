@@ -4,13 +4,19 @@
  */
 import type { EnvAssertion, RewardType, Tau2Action, Tau2Message } from '../types.js';
 
-/** The four ways v0.2.0's orchestrator ends a conversation. */
-export type TerminationReason = 'user_stop' | 'agent_stop' | 'max_steps' | 'too_many_errors';
+/**
+ * The four ways v0.2.0's orchestrator ends a conversation, and seal's fifth: `agent_error`, an
+ * agent message with neither text nor calls. The reference's message check raises there and its
+ * whole run stops, so it has no name for it; seal ends that conversation alone (it scores 0) and
+ * says so. A results file holding one is seal's: the reference's reader refuses the name.
+ */
+export type TerminationReason = 'user_stop' | 'agent_stop' | 'max_steps' | 'too_many_errors' | 'agent_error';
 export const TERMINATION_REASONS: readonly TerminationReason[] = [
   'user_stop',
   'agent_stop',
   'max_steps',
   'too_many_errors',
+  'agent_error',
 ];
 
 /** The enum's Python name, as the reference's note formats it (`TerminationReason.MAX_STEPS`). */

@@ -394,7 +394,7 @@ export const AIRLINE_TOOLS: readonly ToolSpec<AirlineKit>[] = [
       const reservation = getReservation(kit, a.get('reservation_id')!);
       const user = getUser(kit, reservation.user_id);
       const cabin = a.get('cabin')!;
-      const count = BigInt(reservation.passengers.length);
+      const count = BigInt(len(reservation.passengers as PyValue[]));
       let total: PyValue = 0n;
       const kept: Model<ReservationFlight>[] = [];
       for (const info of iterate(flights)) {
@@ -445,7 +445,7 @@ export const AIRLINE_TOOLS: readonly ToolSpec<AirlineKit>[] = [
     run(kit, a) {
       const passengers = modelsIfAllDicts(a.get('passengers')!, Passenger);
       const reservation = getReservation(kit, a.get('reservation_id')!);
-      if (len(passengers) !== reservation.passengers.length)
+      if (len(passengers) !== len(reservation.passengers as PyValue[]))
         throw ValueError_('Number of passengers does not match');
       reservation.passengers = deepClone(passengers) as never;
       return reservation;
