@@ -69,4 +69,23 @@ describe.skipIf(!pinned)('the reference tool docs on the domains', () => {
       expect(missing).toEqual(bare);
     },
   );
+
+  it("a model a tool takes carries its docstring, cleaned, as the model's description", () => {
+    const tool = loadTelecom(ROOT, docs)
+      .makeEnvironment()
+      .userTools()
+      .find((t) => t.function.name === 'set_apn_settings')!;
+    const defs = tool.function.parameters.$defs as Record<string, Record<string, unknown>>;
+    expect(docs.model('APNSettings')).toMatch(/\S/);
+    expect(defs.APNSettings!.description).toBe(docs.model('APNSettings'));
+    // and, a BaseModelNoExtra, refuses other keys as pydantic's schema says
+    expect(Object.keys(defs.APNSettings!)).toEqual([
+      'additionalProperties',
+      'description',
+      'properties',
+      'title',
+      'type',
+    ]);
+    expect(defs.APNSettings!.additionalProperties).toBe(false);
+  });
 });
