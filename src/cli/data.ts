@@ -33,17 +33,19 @@ export const DATA_PULL_SCHEMA = z
   .strict();
 export const DATA_PULL_SETTINGS = new Settings(DATA_PULL_SCHEMA, 'flag');
 
-/** Per data set: where its files go by default, how they are pulled, the variable that names a local copy. */
+/** Per data set: where its files go by default, how they are pulled, the flag and variable that name a local copy. */
 const DATA_SETS = {
   bfcl: {
     resolveDest: resolveDataDir,
     pull: pullBfcl,
     dataEnv: DATA_DIR_ENV,
+    localFlag: '--data-dir',
   },
   tau2: {
     resolveDest: resolveTau2Root,
     pull: pullTau2,
     dataEnv: TAU2_DATA_ENV,
+    localFlag: '--tau2-data',
   },
 } as const satisfies Record<
   string,
@@ -51,6 +53,8 @@ const DATA_SETS = {
     resolveDest: (dest: string | undefined) => string;
     pull: (o: { dest: string; baseUrl?: string; log: (l: string) => void }) => Promise<PullReport>;
     dataEnv: string;
+    /** the flag of the commands that read the data, for a folder of one's own */
+    localFlag: string;
   }
 >;
 type DataSet = keyof typeof DATA_SETS;
@@ -92,7 +96,7 @@ export function registerData(program: Command): void {
       console.error('Files that did verify are kept; run the same command again to retry the rest.');
       if (report.failed.every((f) => f.reason.startsWith('cannot reach'))) {
         console.error(
-          `No network route to the file host? Point --data-dir DIR or $${set.dataEnv} at a local copy of the data instead.`,
+          `No network route to the file host? Point ${set.localFlag} DIR or $${set.dataEnv} at a local copy of the data instead.`,
         );
       }
       process.exitCode = 1;

@@ -61,7 +61,7 @@ export function missingTau2Files(root: string, kind: Tau2FileKind): string[] {
  */
 export function locateTau2Data(
   explicit: string | undefined,
-  flag = '--data-dir',
+  flag = '--tau2-data',
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   const root = resolveTau2Root(explicit, env);

@@ -152,13 +152,14 @@ export function logicalLines(source: string): LogicalLine[] {
     const prefix = STRING_PREFIX.exec(src.slice(i, i + 3))?.[0];
     if (prefix !== undefined) {
       const start = i;
+      const startLine = lineNo;
       i += prefix.length;
       const quote = src[i]!;
       const triple = src.startsWith(quote.repeat(3), i);
       const close = triple ? quote.repeat(3) : quote;
       i += close.length;
       for (;;) {
-        if (i >= src.length) throw new PySourceError(`line ${lineNo}: unterminated string literal`);
+        if (i >= src.length) throw new PySourceError(`line ${startLine}: unterminated string literal`);
         if (src[i] === '\\') {
           if (src[i + 1] === '\n') lineNo++;
           i += 2;
@@ -166,7 +167,7 @@ export function logicalLines(source: string): LogicalLine[] {
         }
         if (src.startsWith(close, i)) break;
         if (src[i] === '\n') {
-          if (!triple) throw new PySourceError(`line ${lineNo}: unterminated string literal`);
+          if (!triple) throw new PySourceError(`line ${startLine}: unterminated string literal`);
           lineNo++;
         }
         i++;
@@ -364,8 +365,14 @@ function basesOf(tokens: readonly PyToken[]): string[] {
 }
 
 /** The classes and top-level assignments of a module's source. */
-export function outlineModule(source: string): PyModuleOutline {
-  const lines = logicalLines(source);
+export function outlineModule(source: string, name = 'the module'): PyModuleOutline {
+  let lines: LogicalLine[];
+  try {
+    lines = logicalLines(source);
+  } catch (e) {
+    if (e instanceof PySourceError) throw new PySourceError(`${name}: ${e.message}`);
+    throw e;
+  }
   const classes: PyClassOutline[] = [];
   const assignments = new Map<string, readonly PyToken[]>();
   for (let i = 0; i < lines.length; i++) {

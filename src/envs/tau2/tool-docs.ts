@@ -14,9 +14,16 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../../util/errors.js';
 import { TAU2_MANIFEST } from './data.js';
 import { cleandoc, parseDocstring } from './docstring.js';
-import { fieldDescription, outlineModule, type PyClassOutline, type PyToken } from './py-source.js';
+import {
+  fieldDescription,
+  outlineModule,
+  type PyClassOutline,
+  PySourceError,
+  type PyToken,
+} from './py-source.js';
 import type { ToolDoc, ToolDocs } from './types.js';
 
 /** The repository paths of the source files the docs come from. */
@@ -40,9 +47,15 @@ const scopeOf = (repoPath: string) => repoPath.split('/').at(-2)!;
 export function loadToolDocs(root: string): ToolDocs {
   const paths = TOOL_DOC_SOURCES.map((p) => join(root, p));
   if (!paths.every((p) => existsSync(p))) return NO_TOOL_DOCS;
-  return toolDocsOfSources(
-    TOOL_DOC_SOURCES.map((p, i) => ({ path: p, text: readFileSync(paths[i]!, 'utf8') })),
-  );
+  const sources = TOOL_DOC_SOURCES.map((p, i) => ({ path: p, text: readFileSync(paths[i]!, 'utf8') }));
+  try {
+    return toolDocsOfSources(sources);
+  } catch (e) {
+    if (!(e instanceof PySourceError)) throw e;
+    throw new UserError(
+      `the τ² tool docs in ${root} cannot be read (${e.message}); pull them again with \`seal data pull tau2\``,
+    );
+  }
 }
 
 /** Docs with no sources: every tool is described by its name, as the reference describes one without a docstring. */
@@ -59,7 +72,7 @@ export function toolDocsOfSources(sources: readonly { path: string; text: string
   const byQualified = new Map<string, ClassEntry>();
   for (const { path, text } of sources) {
     const scope = scopeOf(path);
-    const outline = outlineModule(text);
+    const outline = outlineModule(text, path);
     for (const c of outline.classes) {
       const entry: ClassEntry = {
         qualified: `${scope}.${c.name}`,

@@ -179,7 +179,7 @@ describe.skipIf(!HAS_SHARED)('seal data pull tau2', () => {
     const r = await seal(['data', 'pull', 'tau2', '--dest', dest, '--base-url', 'http://127.0.0.1:9']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('cannot reach http://127.0.0.1:9/');
-    expect(r.stderr).toContain(`Point --data-dir DIR or $${TAU2_DATA_ENV} at a local copy`);
+    expect(r.stderr).toContain(`Point --tau2-data DIR or $${TAU2_DATA_ENV} at a local copy`);
   });
 
   it('an unknown data set is a usage error naming both', async () => {
@@ -204,10 +204,10 @@ describe('where the τ² data is looked for', () => {
     const none = join(dir, 'none');
     expect(() => locateTau2Data(none)).toThrow(
       new RegExp(
-        `τ² data not found: .*none does not exist; run \`seal data pull tau2\` to download it into the cache, or point --data-dir DIR or \\$${TAU2_DATA_ENV}`,
+        `τ² data not found: .*none does not exist; run \`seal data pull tau2\` to download it into the cache, or point --tau2-data DIR or \\$${TAU2_DATA_ENV}`,
       ),
     );
-    expect(() => locateTau2Data(undefined, '--data-dir', { [TAU2_DATA_ENV]: none })).toThrow(
+    expect(() => locateTau2Data(undefined, '--tau2-data', { [TAU2_DATA_ENV]: none })).toThrow(
       /none does not exist/,
     );
     writeFileSync(join(dir, 'file'), 'x');

@@ -4,7 +4,7 @@
  * splits follow docstring_parser 0.16's rules (parse, style AUTO, as the reference's Tool calls
  * it) and were checked against that package on CPython 3.13.
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -171,6 +171,16 @@ describe('without the source files', () => {
     expect(partial.field('Basket', 'label')).toBeUndefined();
     expect(partial.model('Basket')).toBeUndefined();
     expect(loadToolDocs(join(dir, 'nowhere'))).toBe(NO_TOOL_DOCS);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('a source file that is not Python is refused with its name and the pull that fixes it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seal-tool-docs-bad-'));
+    cpSync(FIXTURES, dir, { recursive: true });
+    writeFileSync(join(dir, 'src/tau2/domains/airline/tools.py'), 'class A:\n    """never closed\n');
+    expect(() => loadToolDocs(dir)).toThrow(
+      /cannot be read \(src\/tau2\/domains\/airline\/tools\.py: line 2: unterminated string literal\); pull them again with `seal data pull tau2`/,
+    );
     rmSync(dir, { recursive: true });
   });
 });
