@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { CallRecorder, trajectoryFromCalls } from '../agent/trajectory.js';
 import { decodeStep } from '../envs/bfcl/calls/decode.js';
 import { type CheckResult, checkTask } from '../envs/bfcl/checker.js';
-import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
+import { DATA_DIR_ENV, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { CATEGORIES, CATEGORY_TITLES, SUITES } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
@@ -21,13 +21,15 @@ import { fileAccessError, writeJsonLines } from '../util/files.js';
 import { dataDirSetting, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
 import { addSettingOptions } from './flags.js';
+import { hasAgenticIds, runVerifyAgentic } from './verify-agentic.js';
 
 /** The flags of `seal verify`, declared once (util/settings.ts). */
 export const VERIFY_SCHEMA = z
   .object({
     suite: suiteSetting(SUITES, 'bfcl'),
     results: z.string().min(1).optional().meta({
-      description: 'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls)',
+      description:
+        'BFCL result file: JSON lines of {id, result} (turns -> steps -> calls); multi-turn, or memory / web search',
       placeholder: 'file',
     }),
     groundTruth: z
@@ -57,10 +59,18 @@ export const VERIFY_SETTINGS = new Settings(VERIFY_SCHEMA, 'flag');
 export function registerVerify(program: Command): void {
   const cmd = program
     .command('verify')
-    .description('Score a BFCL result file with the official multi-turn checker');
+    .description('Score a BFCL result file with the official multi-turn or agentic checker');
   addSettingOptions(cmd, VERIFY_SETTINGS);
   cmd.action(async (opts: Record<string, unknown>) => {
     const config = VERIFY_SETTINGS.ofFlags(opts);
+    if (config.results && !config.groundTruth) {
+      // BFCL v4's agentic categories have their own data and checker: peek at the ids first.
+      const results = await readResultFile(config.results);
+      if (hasAgenticIds(results)) {
+        runVerifyAgentic(resolveDataDir(config.dataDir), results, config, (s) => console.log(s));
+        return;
+      }
+    }
     const data = loadSuite(config.suite, config.dataDir);
     await runVerify(data, config, (s) => console.log(s));
   });
