@@ -3,7 +3,7 @@
  * in our own words. Parameter names and which ones are required match the real method tables
  * (`API_CLASSES[cls].methods[name].params`); a test checks it.
  */
-import type { ClassName, MultiTurnClassName } from '../bfcl/apis/api.js';
+import type { MultiTurnClassName } from '../bfcl/apis/api.js';
 import type { FunctionDoc, JsonSchemaLike } from '../bfcl/data/tasks.js';
 
 /** name, BFCL type, description ('' when the name says it all), required (default true) */

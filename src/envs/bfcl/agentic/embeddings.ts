@@ -48,7 +48,7 @@ export class ServerEmbedder implements Embedder {
       if (!Array.isArray(data) || data.length !== missing.length)
         throw new Error(`${where}: expected ${missing.length} embeddings in "data"`);
       const rows = [...data].sort((a, b) => a.index - b.index);
-      missing.forEach((t, i) => this.cache.set(t, normalise(rows[i]!.embedding)));
+      for (const [i, t] of missing.entries()) this.cache.set(t, normalise(rows[i]!.embedding));
     }
     return texts.map((t) => this.cache.get(t)!);
   }

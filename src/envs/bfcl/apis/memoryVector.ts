@@ -137,7 +137,7 @@ class VectorStore {
     const ids = [...this.store.keys()].sort((a, b) => a - b);
     if (ids.length === 0) return;
     const vecs = needEmbedder().embed(ids.map((id) => this.store.get(id)!));
-    ids.forEach((id, i) => this.vectors.set(id, vecs[i]!));
+    for (const [i, id] of ids.entries()) this.vectors.set(id, vecs[i]!);
     this.order = ids;
   }
 }
