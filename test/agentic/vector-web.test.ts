@@ -82,7 +82,7 @@ function toObj(d: PyDict): [string, unknown][] {
 
 describe('WebSearchAPI', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'seal-web-cache-'));
-  let online: Record<string, string>;
+  let online: { base: string; noSnippet: string; truncate: string; raw: string; missing: string };
 
   it('searches with and without snippets and fetches pages in each mode, recording them', async () => {
     configureWebSearch(new Web({ searchUrl: s.base, apiKey: 'test-key', cacheDir }));
