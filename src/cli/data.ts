@@ -34,7 +34,9 @@ export function registerData(program: Command): void {
   const pull = data
     .command('pull')
     .argument('<suite>', 'which data set (bfcl)')
-    .description('Download the pinned BFCL multi-turn files and check them against the sha256 manifest');
+    .description(
+      'Download the pinned BFCL multi-turn, memory and web search files and check them against the sha256 manifests',
+    );
   addSettingOptions(pull, DATA_PULL_SETTINGS);
   pull.action(async (suite: string, flags: Record<string, unknown>) => {
     const opts = DATA_PULL_SETTINGS.ofFlags(flags);
@@ -47,6 +49,7 @@ export function registerData(program: Command): void {
     if (opts.baseUrl) parseUrlFlag('--base-url', opts.baseUrl, 'https://raw.githubusercontent.com');
     const report = await pullBfcl({
       dest,
+      agentic: true,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       log: (l) => console.error(l),
     });
