@@ -108,6 +108,9 @@ describe('agentic checker', () => {
     expect(checkAgenticResult([[call, "{'answer': 'Michaelson'}"]], ['Michael']).errorType).toBe(
       'agentic:answer_not_found',
     );
+    expect(
+      checkAgenticResult([["{'answer': 'Michael'}", call, "{'answer': 'Bob'}"]], ['Michael']).valid,
+    ).toBe(false);
     expect(checkAgenticResult([[call, '']], ['Michael']).errorType).toBe('agentic:no_last_message');
     expect(checkAgenticResult([[call]], ['Michael']).errorType).toBe('agentic:no_last_message');
     expect(checkAgenticResult([['x'], ['y']], ['x']).errorType).toBe('agentic:inference_error');
