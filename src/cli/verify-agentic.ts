@@ -8,7 +8,17 @@ import { type AgenticCategory, loadAgenticAnswers, parseAgenticId } from '../env
 import { agenticSummaryTable, summariseAgentic } from '../eval/agentic-summary.js';
 import { UsageError } from '../util/errors.js';
 import { writeJsonLines } from '../util/files.js';
-import { checkOutPath, type VerifyOptions } from './verify.js';
+import { checkOutPath } from './verify-out.js';
+
+/** The flags of `seal verify` that agentic scoring reads. */
+export interface AgenticVerifyOptions {
+  readonly suite?: string;
+  readonly results?: string;
+  readonly split?: string;
+  readonly json?: boolean;
+  readonly out?: string;
+  readonly diagnose?: boolean;
+}
 
 export interface AgenticVerdict {
   readonly id: string;
@@ -31,7 +41,7 @@ export function hasAgenticIds(results: ReadonlyMap<string, unknown>): boolean {
 export function runVerifyAgentic(
   dataDir: string,
   results: ReadonlyMap<string, unknown>,
-  opts: VerifyOptions & { readonly suite?: string },
+  opts: AgenticVerifyOptions,
   print: (s: string) => void,
 ): AgenticVerdict[] {
   const file = opts.results ?? 'the result file';

@@ -1,6 +1,5 @@
 /** `seal verify`: score a BFCL result file with the official checker. */
-import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -22,6 +21,9 @@ import { dataDirSetting, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
 import { addSettingOptions } from './flags.js';
 import { hasAgenticIds, runVerifyAgentic } from './verify-agentic.js';
+import { checkOutPath } from './verify-out.js';
+
+export { checkOutPath };
 
 /** The flags of `seal verify`, declared once (util/settings.ts). */
 export const VERIFY_SCHEMA = z
@@ -180,22 +182,6 @@ export async function readResultFile(path: string): Promise<Map<string, unknown>
   }
   if (out.size === 0) throw new UsageError(`${path} has no result lines. ${shape}`);
   return out;
-}
-
-/** `--out` must not overwrite an input, and must be a file that can be written. */
-export function checkOutPath(out: string, inputs: readonly string[]): void {
-  const real = (p: string) => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return resolve(p);
-    }
-  };
-  for (const input of inputs)
-    if (real(out) === real(input))
-      throw new UsageError(`--out ${out} is the input file ${input}; write the verdicts to another file.`);
-  if (existsSync(out) && statSync(out).isDirectory())
-    throw new UsageError(`--out ${out} is a folder; give a file name for the verdicts (JSON lines).`);
 }
 
 /** Turns -> steps -> call strings, decoding each step like the official evaluator. */
