@@ -1121,8 +1121,7 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'agentic-first-answer',
     kind: 'the first step that is not a tool call checked instead of the last (envs/bfcl/agentic/checker.ts)',
-    claim:
-      'docs/bfcl-agentic.md: "the response checked is the entry\'s last step that is not a tool call"',
+    claim: 'docs/bfcl-agentic.md: "the response checked is the entry\'s last step that is not a tool call"',
     file: 'src/envs/bfcl/agentic/checker.ts',
     search: 'for (const step of steps) if (!isCallStep(step)) last = step;',
     replace: 'for (const step of steps) if (!isCallStep(step) && last === undefined) last = step;',
