@@ -112,6 +112,10 @@ describe('agentic checker', () => {
       checkAgenticResult([["{'answer': 'Michael'}", call, "{'answer': 'Bob'}"]], ['Michael']).valid,
     ).toBe(false);
     expect(checkAgenticResult([[call, '']], ['Michael']).errorType).toBe('agentic:no_last_message');
+    // an FC step that decodes to no call is the last message; an empty one is falsy
+    expect(checkAgenticResult([["{'answer': 'Michael'}", {}]], ['Michael']).errorType).toBe(
+      'agentic:no_last_message',
+    );
     expect(checkAgenticResult([[call]], ['Michael']).errorType).toBe('agentic:no_last_message');
     expect(checkAgenticResult([['x'], ['y']], ['x']).errorType).toBe('agentic:inference_error');
     expect(checkAgenticResult('Error during inference: boom', ['x']).errorType).toBe(

@@ -104,10 +104,13 @@ export function isCallStep(step: unknown): boolean {
   }
   const items = Array.isArray(step) ? step : step && typeof step === 'object' ? [step] : undefined;
   if (!items || items.length === 0) return false;
+  // what convert_to_function_call makes of it must be a non-empty list of calls
+  let calls = 0;
   for (const item of items) {
     // a call string, as seal's own result files and the official multi-turn ones write calls
     if (typeof item === 'string') {
       if (!isCallStep(item)) return false;
+      calls++;
       continue;
     }
     if (!item || typeof item !== 'object' || Array.isArray(item)) return false;
@@ -121,9 +124,10 @@ export function isCallStep(step: unknown): boolean {
         }
       }
       if (!args || typeof args !== 'object' || Array.isArray(args)) return false;
+      calls++;
     }
   }
-  return true;
+  return calls > 0;
 }
 
 /**
