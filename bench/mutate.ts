@@ -1277,11 +1277,15 @@ function runTests(
   files: readonly string[],
 ): Promise<{ passed: boolean; failed: string[]; seconds: number; tail: string }> {
   const t0 = Date.now();
-  // the shared BFCL folder beside the repository, which the copy is not beside
+  // the shared BFCL folders beside the repository, which the copy is not beside
   const shared = join(REPO, '..', 'shared', 'bfcl-v3');
+  const agentic = join(REPO, '..', 'shared', 'bfcl-v4-agentic', 'data');
   const env = {
     ...process.env,
     ...(existsSync(shared) && !process.env.SEAL_SHARED_BFCL ? { SEAL_SHARED_BFCL: shared } : {}),
+    ...(existsSync(agentic) && !process.env.SEAL_SHARED_BFCL_AGENTIC
+      ? { SEAL_SHARED_BFCL_AGENTIC: agentic }
+      : {}),
   };
   return new Promise((done) => {
     const report = join(dir, 'mutate-report.json');
