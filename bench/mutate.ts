@@ -1456,6 +1456,88 @@ export const BREAKS: readonly Break[] = [
     replace: '        new Map().set(\n          paymentId,',
     tests: ['test/envs/tau2/replay.test.ts', 'test/envs/tau2/airline.test.ts'],
   },
+  {
+    name: 'agentic-ascii-boundary',
+    kind: "the agentic checker's word boundary taken from JavaScript's ASCII \\w, not Python's Unicode one (envs/bfcl/agentic/checker.ts)",
+    claim: 'docs/bfcl-agentic.md: "so `café` is not found in `cafés`"',
+    file: 'src/envs/bfcl/agentic/checker.ts',
+    search: 'const WORD = /^[\\p{L}\\p{N}_]$/u;',
+    replace: 'const WORD = /^\\w$/;',
+    tests: ['test/agentic/checker.test.ts'],
+  },
+  {
+    name: 'agentic-quotes-kept',
+    kind: 'the standardisation leaves single quotes as they are (envs/bfcl/agentic/checker.ts)',
+    claim: 'docs/bfcl-agentic.md: "lower-cased, `\'` turned into `"`"',
+    file: 'src/envs/bfcl/agentic/checker.ts',
+    search: `.replaceAll("'", '"');`,
+    replace: `.replaceAll("'", "'");`,
+    tests: ['test/agentic/checker.test.ts'],
+  },
+  {
+    name: 'agentic-first-answer',
+    kind: 'the first step that is not a tool call checked instead of the last (envs/bfcl/agentic/checker.ts)',
+    claim: 'docs/bfcl-agentic.md: "the response checked is the entry\'s last step that is not a tool call"',
+    file: 'src/envs/bfcl/agentic/checker.ts',
+    search: 'for (const step of steps) if (!isCallStep(step)) last = step;',
+    replace: 'for (const step of steps) if (!isCallStep(step) && last === undefined) last = step;',
+    tests: ['test/agentic/checker.test.ts'],
+  },
+  {
+    name: 'bm25-ties-alphabetical',
+    kind: 'BM25+ ties ordered by key name instead of memory order (envs/bfcl/agentic/bm25.ts)',
+    claim: 'docs/bfcl-agentic.md: "ties keep the keys\' order"',
+    file: 'src/envs/bfcl/agentic/bm25.ts',
+    search: '.sort((a, b) => b[0] - a[0]);',
+    replace: '.sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? -1 : 1));',
+    tests: ['test/agentic/memory.test.ts'],
+  },
+  {
+    name: 'bm25-classic-idf',
+    kind: "BM25's classic idf instead of BM25+'s log((N+1)/df) (envs/bfcl/agentic/bm25.ts)",
+    claim:
+      'docs/bfcl-agentic.md: "ranks keys with BM25+ exactly as the reference\'s library (`rank_bm25`, k1 1.5, b 0.75, delta 1) does"',
+    file: 'src/envs/bfcl/agentic/bm25.ts',
+    search: 'idf.set(w, Math.log((corpus.length + 1) / n));',
+    replace: 'idf.set(w, Math.log(1 + (corpus.length - n + 0.5) / (n + 0.5)));',
+    tests: ['test/agentic/memory.test.ts'],
+  },
+  {
+    name: 'memory-questions-start-empty',
+    kind: "memory questions start from an empty memory instead of their scenario's (envs/bfcl/agentic/run.ts)",
+    claim: 'docs/bfcl-agentic.md: "every question starts from the memory the last one left"',
+    file: 'src/envs/bfcl/agentic/run.ts',
+    search: 'if (task.scenario && snapshots.has(task.scenario)) config.snapshot',
+    replace: 'if (task.prereq && task.scenario && snapshots.has(task.scenario)) config.snapshot',
+    tests: ['test/agentic/run.test.ts'],
+  },
+  {
+    name: 'web-offline-fetches',
+    kind: 'an offline run goes to the network for what its cache lacks (envs/bfcl/agentic/web.ts)',
+    claim: 'docs/bfcl-agentic.md: "An *offline* run answers only from the cache"',
+    file: 'src/envs/bfcl/agentic/web.ts',
+    search: 'if (this.options.offline) {',
+    replace: 'if (this.options.offline && path === undefined) {',
+    tests: ['test/agentic/vector-web.test.ts'],
+  },
+  {
+    name: 'web-no-snippet-ignored',
+    kind: 'web_search_no_snippet shows the snippets anyway (envs/bfcl/apis/webSearch.ts)',
+    claim: 'docs/bfcl-agentic.md: "the same questions; results without snippets"',
+    file: 'src/envs/bfcl/apis/webSearch.ts',
+    search: "if (typeof v === 'boolean') this.showSnippet = v;",
+    replace: "if (typeof v === 'boolean') this.showSnippet = true;",
+    tests: ['test/agentic/vector-web.test.ts'],
+  },
+  {
+    name: 'pull-without-agentic',
+    kind: 'seal data pull bfcl leaves out the memory and web search files (cli/data.ts)',
+    claim: 'docs/commands/data.md: "The same command brings BFCL v4\'s memory and web search files"',
+    file: 'src/cli/data.ts',
+    search: 'agentic: true,',
+    replace: 'agentic: false,',
+    tests: ['test/agentic/pull.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -1551,12 +1633,16 @@ function runTests(
   files: readonly string[],
 ): Promise<{ passed: boolean; failed: string[]; seconds: number; tail: string }> {
   const t0 = Date.now();
-  // the shared BFCL and τ² folders beside the repository, which the copy is not beside
+  // the shared BFCL, BFCL agentic and τ² folders beside the repository, which the copy is not beside
   const shared = join(REPO, '..', 'shared', 'bfcl-v3');
+  const agentic = join(REPO, '..', 'shared', 'bfcl-v4-agentic', 'data');
   const sharedTau2 = join(REPO, '..', 'shared', 'tau2', 'v0.2.0');
   const env = {
     ...process.env,
     ...(existsSync(shared) && !process.env.SEAL_SHARED_BFCL ? { SEAL_SHARED_BFCL: shared } : {}),
+    ...(existsSync(agentic) && !process.env.SEAL_SHARED_BFCL_AGENTIC
+      ? { SEAL_SHARED_BFCL_AGENTIC: agentic }
+      : {}),
     ...(existsSync(sharedTau2) && !process.env.SEAL_SHARED_TAU2 ? { SEAL_SHARED_TAU2: sharedTau2 } : {}),
   };
   return new Promise((done) => {

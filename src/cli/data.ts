@@ -67,7 +67,7 @@ export function registerData(program: Command): void {
     .command('pull')
     .argument('<suite>', 'which data set (bfcl, tau2)')
     .description(
-      'Download the pinned data of a suite (BFCL multi-turn, or τ²-bench v0.2.0) and check it against the sha256 manifest',
+      'Download the pinned data of a suite (BFCL multi-turn, memory and web search; or τ²-bench v0.2.0) and check it against the sha256 manifests',
     );
   addSettingOptions(pull, DATA_PULL_SETTINGS);
   pull.action(async (suite: string, flags: Record<string, unknown>) => {
@@ -85,6 +85,7 @@ export function registerData(program: Command): void {
     if (opts.baseUrl) parseUrlFlag('--base-url', opts.baseUrl, 'https://raw.githubusercontent.com');
     const report = await set.pull({
       dest,
+      agentic: true,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       log: (l) => console.error(l),
     });

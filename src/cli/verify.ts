@@ -1,13 +1,12 @@
 /** `seal verify`: score a BFCL result file with the official checker. */
-import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { CallRecorder, trajectoryFromCalls } from '../agent/trajectory.js';
 import { decodeStep } from '../envs/bfcl/calls/decode.js';
 import { type CheckResult, checkTask } from '../envs/bfcl/checker.js';
-import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
+import { DATA_DIR_ENV, resolveDataDir } from '../envs/bfcl/data/locate.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { CATEGORIES, CATEGORY_TITLES } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
@@ -23,6 +22,10 @@ import { fileAccessError, writeJsonLines } from '../util/files.js';
 import { dataDirSetting, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
 import { addSettingOptions } from './flags.js';
+import { hasAgenticIds, runVerifyAgentic } from './verify-agentic.js';
+import { checkOutPath } from './verify-out.js';
+
+export { checkOutPath };
 
 /** The flags of `seal verify`, declared once (util/settings.ts). */
 export const VERIFY_SCHEMA = z
@@ -34,7 +37,7 @@ export const VERIFY_SCHEMA = z
     ),
     results: z.string().min(1).optional().meta({
       description:
-        "BFCL result file: JSON lines of {id, result} (turns -> steps -> calls); tau2: a results file in the reference's format (one domain)",
+        "BFCL result file: JSON lines of {id, result} (turns -> steps -> calls), multi-turn or memory / web search; tau2: a results file in the reference's format (one domain)",
       placeholder: 'file',
     }),
     groundTruth: z
@@ -72,7 +75,7 @@ export const VERIFY_SETTINGS = new Settings(VERIFY_SCHEMA, 'flag');
 export function registerVerify(program: Command): void {
   const cmd = program
     .command('verify')
-    .description('Score a BFCL result file with the official multi-turn checker');
+    .description('Score a BFCL result file with the official multi-turn or agentic checker');
   addSettingOptions(cmd, VERIFY_SETTINGS);
   cmd.action(async (opts: Record<string, unknown>) => {
     const config = VERIFY_SETTINGS.ofFlags(opts);
@@ -81,6 +84,14 @@ export function registerVerify(program: Command): void {
       const { runTau2Verify } = await import('./verify-tau2.js');
       await runTau2Verify(config, (s) => console.log(s));
       return;
+    }
+    if (config.results && !config.groundTruth) {
+      // BFCL v4's agentic categories have their own data and checker: peek at the ids first.
+      const results = await readResultFile(config.results);
+      if (hasAgenticIds(results)) {
+        runVerifyAgentic(resolveDataDir(config.dataDir), results, config, (s) => console.log(s));
+        return;
+      }
     }
     const data = loadSuite(suite, config.dataDir);
     await runVerify(data, config, (s) => console.log(s));
@@ -191,22 +202,6 @@ export async function readResultFile(path: string): Promise<Map<string, unknown>
   }
   if (out.size === 0) throw new UsageError(`${path} has no result lines. ${shape}`);
   return out;
-}
-
-/** `--out` must not overwrite an input, and must be a file that can be written. */
-export function checkOutPath(out: string, inputs: readonly string[]): void {
-  const real = (p: string) => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return resolve(p);
-    }
-  };
-  for (const input of inputs)
-    if (real(out) === real(input))
-      throw new UsageError(`--out ${out} is the input file ${input}; write the verdicts to another file.`);
-  if (existsSync(out) && statSync(out).isDirectory())
-    throw new UsageError(`--out ${out} is a folder; give a file name for the verdicts (JSON lines).`);
 }
 
 /** Turns -> steps -> call strings, decoding each step like the official evaluator. */

@@ -3,7 +3,7 @@
  * in our own words. Parameter names and which ones are required match the real method tables
  * (`API_CLASSES[cls].methods[name].params`); a test checks it.
  */
-import type { ClassName } from '../bfcl/apis/api.js';
+import type { MultiTurnClassName } from '../bfcl/apis/api.js';
 import type { FunctionDoc, JsonSchemaLike } from '../bfcl/data/tasks.js';
 
 /** name, BFCL type, description ('' when the name says it all), required (default true) */
@@ -30,7 +30,7 @@ function fn(name: string, description: string, params: readonly P[] = []): Funct
   };
 }
 
-export const MINI_DOCS: Readonly<Record<ClassName, readonly FunctionDoc[]>> = {
+export const MINI_DOCS: Readonly<Record<MultiTurnClassName, readonly FunctionDoc[]>> = {
   GorillaFileSystem: [
     fn('ls', 'List the current directory.', [['a', 'boolean', 'Show hidden files', false]]),
     fn('cd', 'Change directory, one level at a time.', [['folder', 'string', '']]),

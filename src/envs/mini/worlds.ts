@@ -8,7 +8,7 @@
  */
 
 import type { Rng } from '../../util/rng.js';
-import type { ClassName } from '../bfcl/apis/api.js';
+import type { ClassName, MultiTurnClassName } from '../bfcl/apis/api.js';
 import { dictOf, type PyDict } from '../py/values.js';
 import { call, type Lit } from './util.js';
 
@@ -1148,7 +1148,7 @@ function vehicleWorld(rng: Rng, o: WorldOptions): World {
   };
 }
 
-export const WORLD_BUILDERS: Readonly<Record<ClassName, (rng: Rng, o: WorldOptions) => World>> = {
+export const WORLD_BUILDERS: Readonly<Record<MultiTurnClassName, (rng: Rng, o: WorldOptions) => World>> = {
   GorillaFileSystem: fileSystemWorld,
   MathAPI: mathWorld,
   MessageAPI: messageWorld,

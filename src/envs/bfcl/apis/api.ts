@@ -20,9 +20,25 @@ export const CLASS_NAMES = [
   'TravelAPI',
   'VehicleControlAPI',
 ] as const;
-export type ClassName = (typeof CLASS_NAMES)[number];
+/** The 8 classes of the multi-turn categories (the mini suite draws from these). */
+export type MultiTurnClassName = (typeof CLASS_NAMES)[number];
 
-export function isClassName(s: string): s is ClassName {
+/**
+ * The classes of BFCL v4's agentic categories: one memory backend each for memory_kv,
+ * memory_vector and memory_rec_sum, and web search (agentic/).
+ */
+export const AGENTIC_CLASS_NAMES = [
+  'MemoryAPI_kv',
+  'MemoryAPI_vector',
+  'MemoryAPI_rec_sum',
+  'WebSearchAPI',
+] as const;
+export type AgenticClassName = (typeof AGENTIC_CLASS_NAMES)[number];
+
+export type ClassName = MultiTurnClassName | AgenticClassName;
+
+/** Whether `s` names one of the 8 multi-turn classes. */
+export function isClassName(s: string): s is MultiTurnClassName {
   return (CLASS_NAMES as readonly string[]).includes(s);
 }
 

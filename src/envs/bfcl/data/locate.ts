@@ -18,6 +18,14 @@ export const BFCL_MANIFEST: BfclManifest = JSON.parse(
   readFileSync(new URL('../../../../manifests/bfcl-v3.json', import.meta.url), 'utf8'),
 ) as BfclManifest;
 
+/**
+ * BFCL v4's agentic files (memory, web search), at the same commit and in the same data folder;
+ * a manifest of their own so the multi-turn one stays as it was.
+ */
+export const BFCL_AGENTIC_MANIFEST: Pick<BfclManifest, 'commit' | 'repoDataPath' | 'files'> = JSON.parse(
+  readFileSync(new URL('../../../../manifests/bfcl-v4-agentic.json', import.meta.url), 'utf8'),
+) as BfclManifest;
+
 /** The cache folder the pull writes to (per pinned commit, so a new pin never mixes files). */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheRoot(env), 'bfcl', BFCL_MANIFEST.commit.slice(0, 12));

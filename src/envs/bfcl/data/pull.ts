@@ -1,5 +1,6 @@
 /**
- * `seal data pull bfcl`: download the pinned BFCL multi-turn files, check each against the
+ * `seal data pull bfcl`: download the pinned BFCL multi-turn files (and, with `agentic`, BFCL v4's
+ * memory and web search files, manifests/bfcl-v4-agentic.json), check each against the
  * sha256 manifest, and write them into the cache. Files already present with the right sum are
  * kept; a failed file never replaces a good one (downloads land in a temp file first).
  *
@@ -20,7 +21,7 @@ import {
 import { jsonDumps } from '../../py/format.js';
 import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../../py/values.js';
 import { literalValue, parsePythonExpression } from '../calls/parse.js';
-import { BFCL_MANIFEST, type BfclManifest } from './locate.js';
+import { BFCL_AGENTIC_MANIFEST, BFCL_MANIFEST, type BfclManifest } from './locate.js';
 import { LONG_CONTEXT_CONSTANTS_FILE, SPLIT_FILE } from './tasks.js';
 
 export type { PullReport };
@@ -33,6 +34,8 @@ export interface PullOptions {
   /** raw-file host; `${baseUrl}/${commit}/${repoPath}` */
   readonly baseUrl?: string;
   readonly manifest?: BfclManifest;
+  /** also BFCL v4's agentic files (memory, web search; `seal data pull bfcl` does) */
+  readonly agentic?: boolean;
   readonly log?: (line: string) => void;
   readonly fetchImpl?: typeof fetch;
   readonly timeoutMs?: number;
@@ -47,7 +50,13 @@ export async function pullBfcl(opts: PullOptions): Promise<PullReport> {
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
   };
   const log = opts.log ?? (() => {});
-  const files = manifest.files.map((f) => ({
+  const pinned = [...manifest.files];
+  if (opts.agentic) {
+    if (BFCL_AGENTIC_MANIFEST.commit !== manifest.commit)
+      throw new PullError('the agentic manifest pins another commit than the multi-turn one');
+    pinned.push(...BFCL_AGENTIC_MANIFEST.files);
+  }
+  const files = pinned.map((f) => ({
     url: `${manifest.repoDataPath}/${f.path}`,
     target: f.path,
     sha256: f.sha256,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { UserError } from '../../../util/errors.js';
 import { parsePyJson } from '../../py/json.js';
 import type { PyDict, PyValue } from '../../py/values.js';
-import type { ClassName, LongContextConstants } from '../apis/api.js';
+import type { ClassName, LongContextConstants, MultiTurnClassName } from '../apis/api.js';
 import { isClassName } from '../apis/api.js';
 
 export const CATEGORIES = ['base', 'miss_func', 'miss_param', 'long_context'] as const;
@@ -99,7 +99,7 @@ export interface BfclData {
   longContextConstants(): LongContextConstants;
 }
 
-export const FUNC_DOC_FILES: Readonly<Record<ClassName, string>> = {
+export const FUNC_DOC_FILES: Readonly<Record<MultiTurnClassName, string>> = {
   GorillaFileSystem: 'gorilla_file_system.json',
   MathAPI: 'math_api.json',
   MessageAPI: 'message_api.json',
