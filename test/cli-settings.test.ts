@@ -48,7 +48,10 @@ describe('flags declared once', () => {
     // and --force (start the folder over)
     expect(EVAL_SETTINGS.keys).toHaveLength(31);
     for (const [path, keys] of [
-      [['verify'], ['suite', 'results', 'groundTruth', 'split', 'json', 'out', 'diagnose', 'dataDir']],
+      [
+        ['verify'],
+        ['suite', 'results', 'groundTruth', 'split', 'json', 'out', 'diagnose', 'dataDir', 'tau2Data'],
+      ],
       [['report'], ['out', 'rollouts', 'maxChars']],
       [
         ['experiment'],

@@ -12,7 +12,7 @@ import type { EvalConfig } from '../eval/config.js';
 import { type EpisodeEvalConfig, runEpisodes } from '../eval/episodes.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import { UsageError } from '../util/errors.js';
-import { chooseEvalPolicy, samplingOf } from './eval.js';
+import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
 import { parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 

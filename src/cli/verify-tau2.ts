@@ -8,9 +8,19 @@ import { TAU2_DOMAINS, type Tau2Domain } from '../envs/tau2/types.js';
 import { markdownTable } from '../eval/table.js';
 import { UsageError } from '../util/errors.js';
 import { fileAccessError, writeJsonLines } from '../util/files.js';
-import { checkOutPath, type VERIFY_SETTINGS } from './verify.js';
+import { checkOutPath } from './verify-out.js';
 
-type VerifyConfig = ReturnType<typeof VERIFY_SETTINGS.ofFlags>;
+/** The `seal verify` flags this path reads (and the BFCL ones it refuses). */
+interface VerifyConfig {
+  readonly results?: string | undefined;
+  readonly out?: string | undefined;
+  readonly json?: true | undefined;
+  readonly tau2Data?: string | undefined;
+  readonly groundTruth?: true | undefined;
+  readonly split?: string | undefined;
+  readonly diagnose?: true | undefined;
+  readonly dataDir?: string | undefined;
+}
 
 function refuseBfclFlags(flags: VerifyConfig): void {
   const bfclOnly = [
