@@ -5,12 +5,15 @@ import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/ta
 import { UserError } from '../util/errors.js';
 import { fileAccessError, readJsonLines } from '../util/files.js';
 import { BOOTSTRAP_DEFAULTS } from './bootstrap.js';
+import { EPISODE_FILES, type EpisodeSummary, readEpisodes } from './episodes.js';
 import { type PooledComparison, pooledComparison } from './paired.js';
 import { RESULTS_FILE } from './run.js';
 import { type Summary, summarise } from './summary.js';
 import { markdownTable } from './table.js';
 
 export class CompareError extends UserError {}
+
+const EPISODES_FILE_NAME = EPISODE_FILES[1];
 
 export function readSummary(dir: string): Summary {
   const path = join(dir, 'summary.json');
@@ -72,6 +75,7 @@ const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 export function compareTable(dirs: readonly string[], evaluations: readonly string[] = dirs): string {
   if (dirs.length === 0) throw new CompareError('give at least one run folder');
   const labels = runLabels(dirs);
+  if (evaluations.some(isEpisodeFolder)) return episodeCompareTable(dirs, evaluations, labels);
   const runs = evaluations.map((d, i) => ({ name: labels[i]!, summary: readSummary(d) }));
   // one table from the summary, the next from the results: they must tell the same story
   evaluations.forEach((d, i) => {
@@ -98,6 +102,87 @@ export function compareTable(dirs: readonly string[], evaluations: readonly stri
   const table = `${markdownTable(head, rows)}\n\nDifferences in points against ${runs[0]!.name}.`;
   const paired = pairedTable(evaluations, labels);
   return paired ? `${table}\n\n${paired}` : table;
+}
+
+/** Whether a folder holds an evaluation of episodes (`eval/episodes.ts`: τ²), not a BFCL one. */
+function isEpisodeFolder(dir: string): boolean {
+  return existsSync(join(dir, EPISODES_FILE_NAME));
+}
+
+function readEpisodeSummary(name: string, dir: string): EpisodeSummary {
+  const path = join(dir, 'summary.json');
+  if (!existsSync(path))
+    throw new CompareError(
+      `${name} has no summary.json yet: finish its run (the same seal eval command resumes it), then compare.`,
+    );
+  let s: unknown;
+  try {
+    s = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    if (e instanceof SyntaxError)
+      throw new CompareError(`${path} is not valid JSON; rerun \`seal eval\` into ${name} to rewrite it.`);
+    throw fileAccessError(e, 'read', path);
+  }
+  const ok =
+    typeof s === 'object' &&
+    s !== null &&
+    Array.isArray((s as EpisodeSummary).groups) &&
+    typeof (s as EpisodeSummary).average === 'number';
+  if (!ok)
+    throw new CompareError(
+      `${path} is not a summary of episodes ({"groups": [...], "average": ...}); rerun \`seal eval\` into ${name}.`,
+    );
+  return s as EpisodeSummary;
+}
+
+/**
+ * Runs of a suite played as episodes (τ²): average reward per group and overall, differences to
+ * the first run, and task by task (each task and trial solved or not) the sign test.
+ */
+function episodeCompareTable(
+  dirs: readonly string[],
+  evaluations: readonly string[],
+  labels: readonly string[],
+): string {
+  const runs = evaluations.map((d, i) => {
+    if (!isEpisodeFolder(d))
+      throw new CompareError(
+        `${dirs[i]} is not a run of the same suite as ${dirs[0]}: compare BFCL runs with BFCL runs and τ² runs with τ² runs.`,
+      );
+    return { name: labels[i]!, summary: readEpisodeSummary(dirs[i]!, d) };
+  });
+  const suite = runs[0]!.summary.suite;
+  const other = runs.find((r) => r.summary.suite !== suite);
+  if (other)
+    throw new CompareError(
+      `${other.name} is a ${other.summary.suite} run and ${runs[0]!.name} a ${suite} run; compare runs of one suite.`,
+    );
+  const groups = [...new Set(runs.flatMap((r) => r.summary.groups.map((g) => g.group)))];
+  const values = (s: EpisodeSummary): (number | undefined)[] => [
+    s.average,
+    ...groups.map((g) => {
+      const found = s.groups.find((x) => x.group === g);
+      return found && found.episodes > 0 ? found.averageReward : undefined;
+    }),
+  ];
+  const base = values(runs[0]!.summary);
+  const rows = runs.map((r, i) => [
+    r.name,
+    ...values(r.summary).map((x, j) => {
+      if (x === undefined) return '-';
+      const b = base[j];
+      return i === 0 || b === undefined ? x.toFixed(2) : `${x.toFixed(2)} (${signed(x - b)})`;
+    }),
+  ]);
+  const table = `${markdownTable(['run', 'Average', ...groups], rows)}\n\nAverage reward x100; differences in points against ${runs[0]!.name}.`;
+  if (runs.length < 2) return table;
+  const solved = (d: string) =>
+    new Map([...readEpisodes(d).values()].map((r) => [`${r.task_id}#${r.trial}`, r.solved]));
+  const first = solved(evaluations[0]!);
+  const paired = evaluations
+    .slice(1)
+    .map((d, i) => [labels[i + 1]!, ...pairedCells(pooledComparison([{ first, other: solved(d) }]))]);
+  return `${table}\n\n${markdownTable(['task by task', ...PAIRED_HEAD], paired)}\n\n${pairedNote(labels[0]!, false)} A task played several times counts once per trial.`;
 }
 
 interface VerdictRow {

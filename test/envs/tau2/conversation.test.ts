@@ -17,6 +17,7 @@ import { Tau2Episode, type Tau2Simulation } from '../../../src/envs/tau2/episode
 import { tau2Suite } from '../../../src/envs/tau2/suite.js';
 import type { Tau2Domain, Tau2Environment, Tau2Task, Tau2ToolSchema } from '../../../src/envs/tau2/types.js';
 import { flipForUser, scenarioText } from '../../../src/envs/tau2/user.js';
+import { compareTable } from '../../../src/eval/compare.js';
 import { readEpisodes, runEpisodes } from '../../../src/eval/episodes.js';
 import { OpenAiCompatiblePolicy } from '../../../src/policy/openai.js';
 import {
@@ -293,5 +294,48 @@ describe('seal eval on a suite of episodes', () => {
         seeds: [1, 2, 3],
       }),
     ).rejects.toThrow(/different trials/);
+  });
+
+  it('seal compare reads two such folders: the average reward per group, and task by task', async () => {
+    const config = {
+      suite: 'tau2',
+      policy: 'server',
+      model: 'agent',
+      format: 'native',
+      sampling: { temperature: 0 },
+      groups: ['retail'],
+      split: 'all',
+      trials: 1,
+      seed: 300,
+    };
+    const folders: string[] = [];
+    // one agent adds 2 (solved), the other only talks (not solved)
+    for (const agent of [agentScript, () => ({ content: 'I cannot do that.' })]) {
+      const m = await models(agent, userScript);
+      const domain = toyDomain();
+      const suite = tau2Suite({
+        domains: [domain],
+        user: m.user,
+        guidelines: { plain: 'g', withTools: 'gt' },
+        evaluate: () => {
+          const solved = domain.envs.at(-1)!.count === 2n;
+          return { reward: solved ? 1 : 0, solved, detail: {} };
+        },
+      });
+      const out = mkdtempSync(join(tmpdir(), 'seal-episodes-'));
+      dirs.push(out);
+      folders.push(out);
+      await runEpisodes(suite, ['retail/0'], m.agent, config, out, {
+        concurrency: 1,
+        format: formatAdapter('native'),
+        seeds: [1],
+      });
+    }
+    const table = compareTable(folders);
+    expect(table).toMatch(/\| run +\| +Average \| +retail \|/);
+    expect(table).toContain('0.00 (-100.00)');
+    expect(table).toMatch(/\| task by task +\|\s*tasks\s*\|\s*won\s*\|\s*lost\s*\|/);
+    expect(table).toMatch(/\|\s*1\s*\|\s*0\s*\|\s*1\s*\|/);
+    expect(() => compareTable([folders[0]!, join(folders[0]!, 'missing')])).toThrow(/same suite/);
   });
 });
