@@ -12,15 +12,15 @@
  * Finished episodes are appended one line at a time, so an interrupted run loses nothing that
  * finished; rerunning into the same folder plays only the rest.
  */
-import { appendFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { converse } from '../agent/conversation.js';
 import type { FormatAdapter } from '../agent/format.js';
 import { mapConcurrent } from '../agent/rollout.js';
 import type { Suite } from '../envs/suite.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
-import { fileAccessError, readJsonLines, writeAtomic } from '../util/files.js';
-import { checkRunRecord, type EvalProgress, lockRunFolder, RunFolderError, startOver } from './run.js';
+import { readJsonLines, writeAtomic } from '../util/files.js';
+import { checkRunRecord, type EvalProgress, openRunFolder, RunFolderError, startOver } from './run.js';
 
 export const EPISODE_FILES = ['run.json', 'episodes.jsonl', 'summary.json', 'summary.md'] as const;
 const EPISODES_FILE = EPISODE_FILES[1];
@@ -200,16 +200,7 @@ export async function runEpisodes(
   outDir: string,
   options: EpisodeEvalOptions,
 ): Promise<EpisodeEvalOutcome> {
-  if (existsSync(outDir) && !statSync(outDir).isDirectory())
-    throw new RunFolderError(
-      `--out ${outDir} is a file; give a folder for the run (it is created if missing).`,
-    );
-  try {
-    mkdirSync(outDir, { recursive: true });
-  } catch (e) {
-    throw fileAccessError(e, 'write', outDir);
-  }
-  const unlock = lockRunFolder(outDir);
+  const unlock = openRunFolder(outDir);
   try {
     if (taskIds.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
     if (options.force) startOver(outDir, EPISODE_FILES);

@@ -259,14 +259,8 @@ export interface EvalOutcome {
   readonly resumed: number;
 }
 
-export async function runEval(
-  data: BfclData,
-  tasks: readonly BfclTask[],
-  policy: Policy,
-  config: EvalRunConfig,
-  outDir: string,
-  options: EvalOptions,
-): Promise<EvalOutcome> {
+/** The `--out` folder made if missing and locked for this process; returns the release. */
+export function openRunFolder(outDir: string): () => void {
   if (existsSync(outDir) && !statSync(outDir).isDirectory())
     throw new RunFolderError(
       `--out ${outDir} is a file; give a folder for the run (it is created if missing).`,
@@ -276,7 +270,18 @@ export async function runEval(
   } catch (e) {
     throw fileAccessError(e, 'write', outDir);
   }
-  const unlock = lockRunFolder(outDir);
+  return lockRunFolder(outDir);
+}
+
+export async function runEval(
+  data: BfclData,
+  tasks: readonly BfclTask[],
+  policy: Policy,
+  config: EvalRunConfig,
+  outDir: string,
+  options: EvalOptions,
+): Promise<EvalOutcome> {
+  const unlock = openRunFolder(outDir);
   try {
     return await runLocked(data, tasks, policy, config, outDir, options);
   } finally {
