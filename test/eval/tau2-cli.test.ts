@@ -182,5 +182,6 @@ describe.runIf(HAS_TAU2)('seal eval --suite tau2 --domain all', () => {
       average_reward: 1,
       rewards_changed: 0,
     });
-  });
+    // 278 conversations, each scored by replaying it: about two minutes alone, more beside other tests
+  }, 900_000);
 });
