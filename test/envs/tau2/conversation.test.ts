@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { converse } from '../../../src/agent/conversation.js';
 import { formatAdapter } from '../../../src/agent/formats/index.js';
 import { userModelFrom } from '../../../src/agent/user-model.js';
+import { trialSeeds } from '../../../src/cli/eval-tau2.js';
 import { jsonDumps } from '../../../src/envs/py/format.js';
 import type { PyDict } from '../../../src/envs/py/values.js';
 import { Tau2Episode, type Tau2Simulation } from '../../../src/envs/tau2/episode.js';
@@ -337,5 +338,10 @@ describe('seal eval on a suite of episodes', () => {
     expect(table).toMatch(/\| task by task +\|\s*tasks\s*\|\s*won\s*\|\s*lost\s*\|/);
     expect(table).toMatch(/\|\s*1\s*\|\s*0\s*\|\s*1\s*\|/);
     expect(() => compareTable([folders[0]!, join(folders[0]!, 'missing')])).toThrow(/same suite/);
+  });
+
+  it("draws the trials' seeds as the reference does (Python: random.seed(300), then randint(0, 1000000) per trial)", () => {
+    // the values CPython 3 prints for that
+    expect(trialSeeds(300, 4)).toEqual([626729, 373753, 361454, 1567]);
   });
 });
