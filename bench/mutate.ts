@@ -1304,7 +1304,7 @@ export const BREAKS: readonly Break[] = [
     claim:
       'docs/tau2.md: "a string literal is read as Python reads it (its escapes decoded, adjacent literals joined)"',
     file: 'src/envs/tau2/py-source.ts',
-    search: "return p.includes('r') ? body : decodeEscapes(body);",
+    search: "return p.includes('r') ? body : decodeStrEscapes(body);",
     replace: 'return body;',
     tests: ['test/envs/tau2/tool-docs.test.ts'],
   },

@@ -16,11 +16,17 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { converse } from '../agent/conversation.js';
 import type { FormatAdapter } from '../agent/format.js';
-import { mapConcurrent } from '../agent/rollout.js';
 import type { Suite } from '../envs/suite.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
 import { readJsonLines, writeAtomic } from '../util/files.js';
-import { checkRunRecord, type EvalProgress, openRunFolder, RunFolderError, startOver } from './run.js';
+import {
+  checkRunRecord,
+  type EvalProgress,
+  openRunFolder,
+  RunFolderError,
+  runUntilFailure,
+  startOver,
+} from './run.js';
 
 export const EPISODE_FILES = ['run.json', 'episodes.jsonl', 'summary.json', 'summary.md'] as const;
 const EPISODES_FILE = EPISODE_FILES[1];
@@ -211,18 +217,15 @@ export async function runEpisodes(
     for (let trial = 0; trial < config.trials; trial++)
       for (const taskId of taskIds) all.push({ taskId, trial });
     const todo = all.filter((e) => !finished.has(key(e.taskId, e.trial)));
-    const abort = new AbortController();
-    let failure: unknown;
     options.progress?.start(all.length, all.length - todo.length);
-    await mapConcurrent(todo, options.concurrency, async ({ taskId, trial }) => {
-      if (abort.signal.aborted) return;
-      try {
+    try {
+      await runUntilFailure(todo, options.concurrency, async ({ taskId, trial }, signal) => {
         const seed = options.seeds[trial]!;
         const episode = suite.episode(taskId, { seed });
         const played = await converse(episode, policy, {
           format: options.format,
           sampling: { ...config.sampling, seed },
-          signal: abort.signal,
+          signal,
         });
         const verdict = episode.verdict();
         const record = episode.record();
@@ -241,15 +244,10 @@ export async function runEpisodes(
         appendFileSync(join(outDir, EPISODES_FILE), `${JSON.stringify(row, pyReplacer)}\n`);
         finished.set(key(taskId, trial), row);
         options.progress?.tick();
-      } catch (e) {
-        if (!abort.signal.aborted) {
-          failure = e;
-          abort.abort();
-        }
-      }
-    });
-    options.progress?.stop();
-    if (failure !== undefined) throw failure;
+      });
+    } finally {
+      options.progress?.stop();
+    }
     const rows = all
       .map((e) => finished.get(key(e.taskId, e.trial)))
       .filter((r): r is EpisodeRow => r !== undefined);

@@ -273,6 +273,32 @@ export function openRunFolder(outDir: string): () => void {
   return lockRunFolder(outDir);
 }
 
+/**
+ * `work` over `items`, `limit` at a time, stopping at the first failure: the others in flight are
+ * told by the signal, nothing new starts, and the failure is thrown once all have settled (what
+ * finished is already on disk).
+ */
+export async function runUntilFailure<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, signal: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const abort = new AbortController();
+  let failure: unknown;
+  await mapConcurrent(items, limit, async (item) => {
+    if (abort.signal.aborted) return;
+    try {
+      await work(item, abort.signal);
+    } catch (e) {
+      if (!abort.signal.aborted) {
+        failure = e;
+        abort.abort();
+      }
+    }
+  });
+  if (failure !== undefined) throw failure;
+}
+
 export async function runEval(
   data: BfclData,
   tasks: readonly BfclTask[],
@@ -305,18 +331,14 @@ async function runLocked(
   const format = formatAdapter(config.format);
   const recorder = new CallRecorder(data);
   const classOf = (name: string) => data.docs.get(name)?.className;
-  const abort = new AbortController();
-  let failure: unknown;
-
   options.progress?.start(tasks.length, tasks.length - todo.length);
-  await mapConcurrent(todo, options.concurrency, async (task) => {
-    if (abort.signal.aborted) return;
-    try {
+  try {
+    await runUntilFailure(todo, options.concurrency, async (task, signal) => {
       const trajectory = await rollout(task, data, policy, {
         format,
         sampling: config.sampling,
         onParseError: 'end_turn',
-        signal: abort.signal,
+        signal,
         recorder,
       });
       const labels = labelsOf(diagnose(trajectory, classOf));
@@ -332,16 +354,10 @@ async function runLocked(
       appendFileSync(join(outDir, RESULTS_FILE), `${JSON.stringify(row)}\n`);
       finished.set(task.id, row);
       options.progress?.tick();
-    } catch (e) {
-      // The first failure stops the run; what finished is already on disk.
-      if (!abort.signal.aborted) {
-        failure = e;
-        abort.abort();
-      }
-    }
-  });
-  options.progress?.stop();
-  if (failure !== undefined) throw failure;
+    });
+  } finally {
+    options.progress?.stop();
+  }
 
   const rows = tasks.map((t) => finished.get(t.id)!).filter(Boolean);
   writeAtomic(

@@ -11,6 +11,8 @@ import { add, floordiv, iterate, mul, neg, pow, pyRound, sub, toFloat, truediv }
 import { ELLIPSIS, PyTuple, type PyValue, typeName } from '../py/values.js';
 
 const ALLOWED = '0123456789+-*/(). ';
+/** CPython's TypeError text for a source that is not a str: an error message, nothing evaluates it. */
+const NOT_A_SOURCE = 'eval() arg 1 must be a string, bytes or code object';
 
 /** `calculate(expression)` as the reference's tool computes it. */
 export function calculate(expression: PyValue): string {
@@ -19,8 +21,8 @@ export function calculate(expression: PyValue): string {
       throw TypeError_(`'in <string>' requires string as left operand, not ${typeName(ch)}`);
     if (!ALLOWED.includes(ch)) throw ValueError_('Invalid characters in expression');
   }
-  if (typeof expression !== 'string') throw TypeError_('eval() arg 1 must be a string, bytes or code object');
-  const value = evaluate(expression);
+  if (typeof expression !== 'string') throw TypeError_(NOT_A_SOURCE);
+  const value = compute(expression);
   return str(pyRound(toFloat(value), 2n));
 }
 
@@ -187,8 +189,9 @@ function boundedPow(a: PyValue, b: PyValue): PyValue {
   return pow(a, b);
 }
 
-function evaluate(text: string): PyValue {
-  // eval() strips leading spaces and tabs of a str source
+/** The arithmetic of `text`, parsed and computed with Python's operators (nothing is run). */
+function compute(text: string): PyValue {
+  // Python's builtin strips leading spaces and tabs of a str source before compiling it
   const tokens = tokenize(text);
   if (tokens.length === 1) throw syntaxError('invalid syntax', 0);
   const p = new Parser(tokens);

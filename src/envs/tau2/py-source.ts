@@ -5,6 +5,7 @@
  * tool and data-model modules; what it cannot decode as a constant (f-strings, bytes, `\N{...}`)
  * comes back as undefined, never guessed.
  */
+import { decodeEscapes, NamedEscapeError, PySyntaxError } from '../bfcl/calls/parse.js';
 
 /** A token of a logical line. `value` is a string literal's decoded text (undefined when not a constant str). */
 export interface PyToken {
@@ -50,43 +51,14 @@ const OPS2 = [
 const STRING_PREFIX = /^(?:[rR][bBfF]?|[bBfF][rR]?|[uU])?(?='|")/;
 
 /** Python's escape sequences in a non-raw str literal; undefined for `\N{...}`, which needs the Unicode name table. */
-function decodeEscapes(body: string): string | undefined {
-  let out = '';
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (ch !== '\\' || i + 1 >= body.length) {
-      out += ch;
-      continue;
-    }
-    const next = body[++i]!;
-    const simple: Record<string, string> = {
-      '\n': '',
-      '\\': '\\',
-      "'": "'",
-      '"': '"',
-      a: '\x07',
-      b: '\b',
-      f: '\f',
-      n: '\n',
-      r: '\r',
-      t: '\t',
-      v: '\v',
-    };
-    if (next in simple) out += simple[next];
-    else if (/[0-7]/.test(next)) {
-      let digits = next;
-      while (digits.length < 3 && /[0-7]/.test(body[i + 1] ?? '')) digits += body[++i];
-      out += String.fromCodePoint(Number.parseInt(digits, 8));
-    } else if (next === 'x' || next === 'u' || next === 'U') {
-      const n = next === 'x' ? 2 : next === 'u' ? 4 : 8;
-      const hex = body.slice(i + 1, i + 1 + n);
-      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex)) throw new PySourceError(`truncated \\${next} escape`);
-      out += String.fromCodePoint(Number.parseInt(hex, 16));
-      i += n;
-    } else if (next === 'N') return undefined;
-    else out += `\\${next}`; // an unknown escape keeps its backslash
+function decodeStrEscapes(body: string): string | undefined {
+  try {
+    return decodeEscapes(body, 1);
+  } catch (e) {
+    if (e instanceof NamedEscapeError) return undefined;
+    if (e instanceof PySyntaxError) throw new PySourceError(e.msg);
+    throw e;
   }
-  return out;
 }
 
 /** The decoded value of one string literal token's text (prefix and quotes included). */
@@ -97,7 +69,7 @@ export function stringLiteralValue(text: string): string | undefined {
   const rest = text.slice(prefix.length);
   const q = rest.startsWith('"""') || rest.startsWith("'''") ? 3 : 1;
   const body = rest.slice(q, rest.length - q);
-  return p.includes('r') ? body : decodeEscapes(body);
+  return p.includes('r') ? body : decodeStrEscapes(body);
 }
 
 /** Source text as Python reads it (universal newlines), split into logical lines of tokens. */

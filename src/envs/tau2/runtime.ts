@@ -87,6 +87,8 @@ export function writeTau2Results(
       seed: r.seed,
     }));
     const played = new Set(simulations.map((s) => s.task_id));
+    // one environment for what the run's info states of the domain (a fresh one copies the database)
+    const env = domain.makeEnvironment();
     const results: Tau2Results = {
       timestamp: null,
       info: {
@@ -99,9 +101,7 @@ export function writeTau2Results(
           llm: run.userModel,
           llm_args: new Map([['temperature', 0]]),
           global_simulation_guidelines:
-            domain.makeEnvironment().userTools().length > 0
-              ? runtime.guidelines.withTools
-              : runtime.guidelines.plain,
+            env.userTools().length > 0 ? runtime.guidelines.withTools : runtime.guidelines.plain,
         },
         agent_info: {
           implementation: 'llm_agent',
@@ -110,7 +110,7 @@ export function writeTau2Results(
         },
         environment_info: {
           domain_name: domain.name,
-          policy: domain.makeEnvironment().policy,
+          policy: env.policy,
           tool_defs: null,
         },
         seed: run.seed,

@@ -346,7 +346,14 @@ const SIMPLE_ESCAPES: Record<string, string> = {
   '\n': '',
 };
 
-function decodeEscapes(body: string, line: number): string {
+/** `\N{...}` in a literal: named escapes need the Unicode name table, which seal does not carry. */
+export class NamedEscapeError extends PySyntaxError {}
+
+/**
+ * The escapes of a non-raw str literal's body decoded as Python decodes them, with CPython's
+ * SyntaxError texts for a truncated or out-of-range one (`line` is where the literal starts).
+ */
+export function decodeEscapes(body: string, line: number): string {
   if (!body.includes('\\')) return body;
   let out = '';
   for (let i = 0; i < body.length; i++) {
@@ -386,7 +393,7 @@ function decodeEscapes(body: string, line: number): string {
       out += String.fromCodePoint(cp);
       i += 1 + n;
     } else if (nx === 'N') {
-      throw new PySyntaxError('(unicode error) named unicode escapes are not supported here', line);
+      throw new NamedEscapeError('(unicode error) named unicode escapes are not supported here', line);
     } else {
       // Python keeps unknown escapes as they are (with a DeprecationWarning).
       out += `\\${nx}`;
