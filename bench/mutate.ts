@@ -1504,12 +1504,44 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'memory-questions-start-empty',
-    kind: "memory questions start from an empty memory instead of their scenario's (envs/bfcl/agentic/run.ts)",
+    kind: "memory questions start from an empty memory instead of their scenario's (envs/bfcl/agentic/suite.ts)",
     claim: 'docs/bfcl-agentic.md: "every question starts from the memory the last one left"',
-    file: 'src/envs/bfcl/agentic/run.ts',
-    search: 'if (task.scenario && snapshots.has(task.scenario)) config.snapshot',
-    replace: 'if (task.prereq && task.scenario && snapshots.has(task.scenario)) config.snapshot',
-    tests: ['test/agentic/run.test.ts'],
+    file: 'src/envs/bfcl/agentic/suite.ts',
+    search: 'const start = task.scenario ? memory.get(memoryKey(task, play.trial)) : undefined;',
+    replace: 'const start = task.prereq ? memory.get(memoryKey(task, play.trial)) : undefined;',
+    tests: ['test/agentic/suite.test.ts'],
+  },
+  {
+    name: 'resume-forgets-settled-state',
+    kind: 'a resumed run does not hand the finished episodes back to the suite: memory is lost (eval/episodes.ts)',
+    claim:
+      'docs/bfcl-agentic.md: "a killed run, started again, plays only the rest, and rebuilds each scenario\'s memory from the prerequisite conversations in its folder"',
+    file: 'src/eval/episodes.ts',
+    search: 'if (row) suite.settle?.(e.taskId, { seed: row.seed, trial: e.trial }, row.record);',
+    replace:
+      'if (row && e.trial < 0) suite.settle?.(e.taskId, { seed: row.seed, trial: e.trial }, row.record);',
+    tests: ['test/eval/agentic-cli.test.ts'],
+  },
+  {
+    name: 'episodes-ignore-after',
+    kind: 'the episodes runner opens a task before the tasks it comes after have ended (eval/episodes.ts)',
+    claim: 'docs/architecture.md: "waiting for a task\'s `after` before it opens it"',
+    file: 'src/eval/episodes.ts',
+    search:
+      'for (const dep of byId.get(taskId)?.after ?? []) await untilEnded(ended.get(key(dep, trial)), signal);',
+    replace:
+      'for (const dep of byId.get(taskId)?.after ?? []) void untilEnded(ended.get(key(dep, trial)), signal);',
+    tests: ['test/eval/agentic-cli.test.ts'],
+  },
+  {
+    name: 'prerequisites-scored',
+    kind: "memory's prerequisite conversations count in the summary (eval/episodes.ts)",
+    claim:
+      'docs/bfcl-agentic.md: "The prerequisite conversations are played by the model under test and kept in the run folder, but not scored"',
+    file: 'src/eval/episodes.ts',
+    search: 'const mine = rows.filter((r) => r.group === group && r.scored !== false);',
+    replace: 'const mine = rows.filter((r) => r.group === group);',
+    tests: ['test/eval/agentic-cli.test.ts'],
   },
   {
     name: 'web-offline-fetches',

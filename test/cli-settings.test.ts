@@ -45,8 +45,8 @@ describe('flags declared once', () => {
     const p = program();
     expect(flagsOf(find(p, ['eval']))).toEqual(EVAL_SETTINGS.keys.map(flagOf).sort());
     // the 19 flags it had when written by hand, the four of --policy tinker (tokenizer, baseModel, renderer, thinking)
-    // and --force (start the folder over)
-    expect(EVAL_SETTINGS.keys).toHaveLength(31);
+    // and --force (start the folder over), τ²'s seven, and --categories with the five the agentic categories read
+    expect(EVAL_SETTINGS.keys).toHaveLength(37);
     for (const [path, keys] of [
       [
         ['verify'],

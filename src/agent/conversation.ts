@@ -1,7 +1,8 @@
 /**
  * The agent side of any suite's episode (envs/suite.ts): a policy in a tool-call format plays the
  * conversation to its end. The chat it is shown: the format's system prompt around the suite's
- * framing, then each input as it came (its own earlier messages, the user's, tool results in the
+ * framing, followed by the episode's instructions (as the reference's prompting models have
+ * BFCL's prompt first and the task's system message after it), then each input as it came (its own earlier messages, the user's, tool results in the
  * format's way). Each completion is decoded by the format (parsed, never evaluated) and sent to
  * the episode; output that does not decode is what the agent said, as text, since a user-facing
  * suite has no channel for format errors.
@@ -64,7 +65,12 @@ export async function converse(
   const opening = await episode.open(options.signal);
   let tools: OpenAiTool[] = opening.tools.map((t) => t as OpenAiTool);
   const messages: ChatMessage[] = [
-    { role: 'system', content: format.systemPrompt(tools, opening.framing) },
+    {
+      role: 'system',
+      content: [format.systemPrompt(tools, opening.framing), opening.instructions]
+        .filter((s): s is string => Boolean(s))
+        .join('\n\n'),
+    },
     ...inputMessages(opening.inputs),
   ];
   let obs: Observation = opening;

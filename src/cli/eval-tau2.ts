@@ -25,6 +25,8 @@ export function trialSeeds(seed: number, trials: number): number[] {
 /** The flags that are BFCL's alone, refused with τ² so that nobody believes they did something. */
 function refuseBfclFlags(flags: EvalConfig): void {
   if (flags.dataDir) throw new UsageError('--data-dir is the BFCL data; for tau2 give --tau2-data DIR.');
+  if (flags.categories)
+    throw new UsageError('--categories picks BFCL categories; for tau2 pick domains with --domain.');
   if (flags.split !== 'test' && flags.split !== 'all' && !flags.split.includes('/'))
     throw new UsageError(
       `--split ${flags.split}: τ² has one set of tasks; use test (or all), or task ids such as retail/0,airline/3.`,

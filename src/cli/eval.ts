@@ -4,6 +4,7 @@ import { loadSuite } from '../envs/suites.js';
 import { abstentionText } from '../eval/abstention.js';
 import { EVAL_SETTINGS, type EvalConfig } from '../eval/config.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
+import { parseCategories, refuseAgenticFlags, runAgenticEvalCommand } from './eval-agentic.js';
 import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
 import { addSettingOptions } from './flags.js';
 import { progressBar } from './progress.js';
@@ -22,10 +23,17 @@ export function registerEval(program: Command): void {
     const print = (s: string) => console.log(s);
     const suite = config.suite;
     if (suite === 'tau2') {
+      refuseAgenticFlags(config, 'tau2');
       const { runTau2EvalCommand } = await import('./eval-tau2.js');
       await runTau2EvalCommand(config, print);
       return;
     }
+    const choice = config.categories ? parseCategories(config.categories) : undefined;
+    if (choice?.kind === 'agentic') {
+      await runAgenticEvalCommand(config, choice.categories, print);
+      return;
+    }
+    refuseAgenticFlags(config, 'the multi-turn categories');
     await runEvalCommand(loadSuite(suite, config.dataDir), { ...config, suite }, print);
   });
 }
@@ -40,7 +48,10 @@ export async function runEvalCommand(
   const chosen = await chooseEvalPolicy(flags, concurrency);
   try {
     const ids = splitIds(data, flags.split);
-    const tasks = data.tasks.filter((t) => ids.has(t.id));
+    const categories = flags.categories ? parseCategories(flags.categories).categories : undefined;
+    const tasks = data.tasks.filter(
+      (t) => ids.has(t.id) && (!categories || (categories as readonly string[]).includes(t.category)),
+    );
     const config: EvalRunConfig = {
       suite: flags.suite,
       policy: flags.policy,

@@ -67,6 +67,11 @@ export interface Opening extends Observation {
    * protocol; absent: the format's own framing (BFCL's)
    */
   readonly framing?: string;
+  /**
+   * the suite's instructions for this episode, which follow the format's system prompt (BFCL
+   * memory: the scenario's setting and the memory as it stands); framing replaces, these add
+   */
+  readonly instructions?: string;
   readonly tools: readonly SuiteTool[];
 }
 
@@ -92,6 +97,26 @@ export interface Episode {
 export interface SuiteTask {
   readonly id: string;
   readonly group: string;
+  /**
+   * tasks whose episodes (of the same trial) must have ended, and been settled, before this one
+   * opens (BFCL memory: a question after its scenario's prerequisite conversations); a suite lists
+   * its tasks so that these always come earlier
+   */
+  readonly after?: readonly string[];
+  /** false: played and kept, but not scored (BFCL memory's prerequisite conversations) */
+  readonly scored?: boolean;
+}
+
+/** Which play of a task an episode is: its trial (0-based) and the seed drawn for that trial. */
+export interface TrialOptions {
+  readonly seed?: number;
+  readonly trial?: number;
+}
+
+/** A column of a summary: the mean of its groups' scores (Table 2's "memory": its three backends). */
+export interface SummaryColumn {
+  readonly name: string;
+  readonly groups: readonly string[];
 }
 
 /** A group's scores over its episodes: the mean reward and pass^k for k = 1..trials, each in [0, 1]. */
@@ -105,7 +130,15 @@ export interface Suite {
   /** groups in the order a summary shows them */
   readonly groups: readonly string[];
   readonly tasks: readonly SuiteTask[];
-  episode(taskId: string, options: { readonly seed?: number }): Episode;
+  episode(taskId: string, options: TrialOptions): Episode;
+  /**
+   * told of every finished episode, whether played now or read back from a run folder, with its
+   * record: state that later episodes start from is handed on here (BFCL memory: the memory a
+   * prerequisite conversation left), so a resumed run rebuilds it from the folder alone
+   */
+  settle?(taskId: string, options: TrialOptions, record: unknown): void;
+  /** the summary's columns, when they are not simply the groups */
+  readonly columns?: readonly SummaryColumn[];
   /** the suite's own metrics of a group, where it computes them its way (τ²: its agent_metrics) */
   summarise?(
     group: string,

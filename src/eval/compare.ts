@@ -104,7 +104,7 @@ export function compareTable(dirs: readonly string[], evaluations: readonly stri
   return paired ? `${table}\n\n${paired}` : table;
 }
 
-/** Whether a folder holds an evaluation of episodes (`eval/episodes.ts`: τ²), not a BFCL one. */
+/** Whether a folder holds an evaluation of episodes (`eval/episodes.ts`: τ², BFCL agentic), not a BFCL multi-turn one. */
 function isEpisodeFolder(dir: string): boolean {
   return existsSync(join(dir, EPISODES_FILE_NAME));
 }
@@ -158,8 +158,11 @@ function episodeCompareTable(
       `${other.name} is a ${other.summary.suite} run and ${runs[0]!.name} a ${suite} run; compare runs of one suite.`,
     );
   const groups = [...new Set(runs.flatMap((r) => r.summary.groups.map((g) => g.group)))];
+  // a suite's columns (BFCL agentic: web search, memory) come before its groups
+  const columns = [...new Set(runs.flatMap((r) => (r.summary.columns ?? []).map((c) => c.name)))];
   const values = (s: EpisodeSummary): (number | undefined)[] => [
     s.average,
+    ...columns.map((c) => s.columns?.find((x) => x.name === c)?.averageReward ?? undefined),
     ...groups.map((g) => {
       const found = s.groups.find((x) => x.group === g);
       return found && found.episodes > 0 ? found.averageReward : undefined;
@@ -174,10 +177,14 @@ function episodeCompareTable(
       return i === 0 || b === undefined ? x.toFixed(2) : `${x.toFixed(2)} (${signed(x - b)})`;
     }),
   ]);
-  const table = `${markdownTable(['run', 'Average', ...groups], rows)}\n\nAverage reward x100; differences in points against ${runs[0]!.name}.`;
+  const table = `${markdownTable(['run', 'Average', ...columns, ...groups], rows)}\n\nAverage reward x100; differences in points against ${runs[0]!.name}.`;
   if (runs.length < 2) return table;
   const solved = (d: string) =>
-    new Map([...readEpisodes(d).values()].map((r) => [`${r.task_id}#${r.trial}`, r.solved]));
+    new Map(
+      [...readEpisodes(d).values()]
+        .filter((r) => r.scored !== false)
+        .map((r) => [`${r.task_id}#${r.trial}`, r.solved]),
+    );
   const first = solved(evaluations[0]!);
   const paired = evaluations
     .slice(1)

@@ -40,6 +40,11 @@ export const EVAL_SCHEMA = z
         'test, train, dev (mini), all, or comma-separated task ids (tau2: every task is test; ids as retail/0)',
       placeholder: 'split',
     }),
+    categories: z.string().min(1).optional().meta({
+      description:
+        'bfcl: comma-separated categories to play, within --split: multi-turn ones (multi_turn_base, ...), or BFCL v4 agentic ones (memory_kv, memory_vector, memory_rec_sum, web_search_base, web_search_no_snippet; memory, web_search and agentic name their groups)',
+      placeholder: 'names',
+    }),
     policy: z.enum(POLICY_KINDS).default('server').meta({
       description:
         'server: an OpenAI-compatible model server; embedded: the built-in small model; tinker: sampling on a Tinker service',
@@ -125,6 +130,28 @@ export const EVAL_SCHEMA = z
       description: "tau2: environment variable holding the user server's API key",
       placeholder: 'var',
     }),
+    embeddingsUrl: z.string().min(1).optional().meta({
+      description:
+        'memory_vector: an OpenAI-compatible embeddings server, e.g. http://127.0.0.1:8080/v1 (the reference embeds with all-MiniLM-L6-v2)',
+      placeholder: 'url',
+    }),
+    embeddingsModel: z.string().min(1).default('all-MiniLM-L6-v2').meta({
+      description: 'memory_vector: the embeddings model, as its server knows it',
+      placeholder: 'name',
+    }),
+    searchUrl: z.string().min(1).optional().meta({
+      description: `web search: the search provider (default: SerpAPI, with the key in $SERPAPI_API_KEY)`,
+      placeholder: 'url',
+    }),
+    webCache: z.string().min(1).optional().meta({
+      description:
+        'web search: the folder that records every search and page fetched, and answers from it when asked again (default: web-cache/ in --out)',
+      placeholder: 'dir',
+    }),
+    webOffline: z
+      .literal(true)
+      .optional()
+      .describe('web search: answer only from the web cache (a repeat run, without network or key)'),
     tau2Data: z
       .string()
       .min(1)

@@ -75,6 +75,8 @@ export interface EpisodeRow {
   readonly completions: number;
   readonly detail: unknown;
   readonly record: unknown;
+  /** false: an episode played for what later ones start from, not scored (BFCL memory's prerequisites) */
+  readonly scored?: false;
 }
 
 export interface GroupScore {
@@ -87,12 +89,22 @@ export interface GroupScore {
   readonly passHatK: readonly number[];
 }
 
+/** A column of the summary: the mean of its groups' average rewards (those played), x100. */
+export interface ColumnScore {
+  readonly name: string;
+  readonly groups: readonly string[];
+  /** null when none of its groups was played */
+  readonly averageReward: number | null;
+}
+
 export interface EpisodeSummary {
   readonly suite: string;
   readonly model: string;
   readonly trials: number;
   readonly groups: readonly GroupScore[];
-  /** the mean of the groups' average rewards, the paper's "average" column */
+  /** the suite's columns when it has them (BFCL agentic: web search, memory) */
+  readonly columns?: readonly ColumnScore[];
+  /** the mean of the columns' (else the groups') average rewards, the paper's "average" column */
   readonly average: number;
 }
 
@@ -116,10 +128,10 @@ export function summariseEpisodes(
   rows: readonly EpisodeRow[],
   groups: readonly string[],
   config: { suite: string; model: string; trials: number },
-  suite?: Pick<Suite, 'summarise'>,
+  suite?: Pick<Suite, 'summarise' | 'columns'>,
 ): EpisodeSummary {
   const scores = groups.map((group): GroupScore => {
-    const mine = rows.filter((r) => r.group === group);
+    const mine = rows.filter((r) => r.group === group && r.scored !== false);
     const perTask = new Map<string, number>();
     for (const r of mine) perTask.set(r.task_id, (perTask.get(r.task_id) ?? 0) + (r.solved ? 1 : 0));
     // a suite that computes its metrics its own way (τ²'s agent_metrics) is asked; else the plain formulas
@@ -144,26 +156,49 @@ export function summariseEpisodes(
       ),
     };
   });
-  const present = scores.filter((s) => s.episodes > 0);
+  const mean = (xs: readonly number[]) =>
+    xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+  const played = (names: readonly string[]) =>
+    scores.filter((s) => names.includes(s.group) && s.episodes > 0).map((s) => s.averageReward);
+  const columns = suite?.columns?.map(
+    (c): ColumnScore => ({ name: c.name, groups: c.groups, averageReward: mean(played(c.groups)) }),
+  );
+  const average = columns
+    ? mean(columns.map((c) => c.averageReward).filter((x): x is number => x !== null))
+    : mean(played(groups));
   return {
     suite: config.suite,
     model: config.model,
     trials: config.trials,
     groups: scores,
-    average: present.length === 0 ? 0 : present.reduce((s, g) => s + g.averageReward, 0) / present.length,
+    ...(columns ? { columns } : {}),
+    average: average ?? 0,
   };
 }
 
-/** The summary as a Markdown table: a column per group, then the average (the paper's Table 2 layout). */
+/**
+ * The summary as a Markdown table: a column per group (or per column of the suite's, then a second
+ * table of its groups), then the average (the paper's Table 2 layout).
+ */
 export function episodeTable(summary: EpisodeSummary): string {
-  const cols = summary.groups.map((g) => g.group);
-  const fmt = (x: number) => x.toFixed(2);
+  const fmt = (x: number | null) => (x === null ? '-' : x.toFixed(2));
+  const head = summary.columns
+    ? summary.columns.map((c) => ({ name: c.name, score: c.averageReward }))
+    : summary.groups.map((g) => ({ name: g.group, score: g.averageReward }));
+  const cols = head.map((c) => c.name);
   const header = `| ${['model', ...cols, 'average'].join(' | ')} |`;
   const rule = `|${['---', ...cols.map(() => '---:'), '---:'].join('|')}|`;
-  const row = `| ${[summary.model, ...summary.groups.map((g) => fmt(g.averageReward)), fmt(summary.average)].join(' | ')} |`;
+  const row = `| ${[summary.model, ...head.map((c) => fmt(c.score)), fmt(summary.average)].join(' | ')} |`;
   const lines = [header, rule, row];
+  if (summary.columns) {
+    const groups = summary.groups.filter((g) => g.episodes > 0);
+    lines.push('', `| ${['model', ...groups.map((g) => g.group)].join(' | ')} |`);
+    lines.push(`|${['---', ...groups.map(() => '---:')].join('|')}|`);
+    lines.push(`| ${[summary.model, ...groups.map((g) => fmt(g.averageReward))].join(' | ')} |`);
+  }
+  const groupCols = summary.groups.map((g) => g.group);
   if (summary.trials > 1) {
-    lines.push('', `| pass^k | ${cols.join(' | ')} |`, `|---|${cols.map(() => '---:').join('|')}|`);
+    lines.push('', `| pass^k | ${groupCols.join(' | ')} |`, `|---|${groupCols.map(() => '---:').join('|')}|`);
     for (let k = 1; k <= summary.trials; k++)
       lines.push(`| k=${k} | ${summary.groups.map((g) => fmt(g.passHatK[k - 1] ?? 0)).join(' | ')} |`);
   }
@@ -211,17 +246,30 @@ export async function runEpisodes(
     if (taskIds.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
     if (options.force) startOver(outDir, EPISODE_FILES);
     checkRunRecord(outDir, config, EPISODE_RESUME_KEYS);
-    const groupOf = new Map(suite.tasks.map((t) => [t.id, t.group]));
+    const byId = new Map(suite.tasks.map((t) => [t.id, t]));
+    const selected = withPrerequisites(suite, taskIds);
     const finished = readEpisodes(outDir);
     const all: { taskId: string; trial: number }[] = [];
     for (let trial = 0; trial < config.trials; trial++)
-      for (const taskId of taskIds) all.push({ taskId, trial });
+      for (const taskId of selected) all.push({ taskId, trial });
+    // what finished before is handed back to the suite first, in the suite's order (resume)
+    for (const e of all) {
+      const row = finished.get(key(e.taskId, e.trial));
+      if (row) suite.settle?.(e.taskId, { seed: row.seed, trial: e.trial }, row.record);
+    }
     const todo = all.filter((e) => !finished.has(key(e.taskId, e.trial)));
+    const ended = new Map<string, Promise<void>>();
+    const release = new Map<string, () => void>();
+    for (const e of todo)
+      ended.set(key(e.taskId, e.trial), new Promise<void>((r) => release.set(key(e.taskId, e.trial), r)));
     options.progress?.start(all.length, all.length - todo.length);
     try {
       await runUntilFailure(todo, options.concurrency, async ({ taskId, trial }, signal) => {
+        // an episode that starts from others' state waits for them; they came earlier in the
+        // list, so they are running or done and the wait ends (or the run stops)
+        for (const dep of byId.get(taskId)?.after ?? []) await untilEnded(ended.get(key(dep, trial)), signal);
         const seed = options.seeds[trial]!;
-        const episode = suite.episode(taskId, { seed });
+        const episode = suite.episode(taskId, { seed, trial });
         const played = await converse(episode, policy, {
           format: options.format,
           sampling: { ...config.sampling, seed },
@@ -229,9 +277,10 @@ export async function runEpisodes(
         });
         const verdict = episode.verdict();
         const record = episode.record();
+        const task = byId.get(taskId);
         const row: EpisodeRow = {
           task_id: taskId,
-          group: groupOf.get(taskId) ?? '',
+          group: task?.group ?? '',
           trial,
           seed,
           reward: verdict.reward,
@@ -240,9 +289,12 @@ export async function runEpisodes(
           completions: played.completions,
           detail: verdict.detail,
           record,
+          ...(task?.scored === false ? { scored: false as const } : {}),
         };
         appendFileSync(join(outDir, EPISODES_FILE), `${JSON.stringify(row, pyReplacer)}\n`);
         finished.set(key(taskId, trial), row);
+        suite.settle?.(taskId, { seed, trial }, JSON.parse(JSON.stringify(record, pyReplacer)));
+        release.get(key(taskId, trial))?.();
         options.progress?.tick();
       });
     } finally {
@@ -263,6 +315,36 @@ export async function runEpisodes(
   } finally {
     unlock();
   }
+}
+
+/**
+ * The tasks to play: those asked for, with every task they start from (their `after`, and
+ * theirs), in the suite's order.
+ */
+export function withPrerequisites(suite: Pick<Suite, 'tasks'>, taskIds: readonly string[]): string[] {
+  const byId = new Map(suite.tasks.map((t) => [t.id, t]));
+  const wanted = new Set<string>();
+  const add = (id: string) => {
+    if (wanted.has(id)) return;
+    wanted.add(id);
+    for (const dep of byId.get(id)?.after ?? []) add(dep);
+  };
+  for (const id of taskIds) add(id);
+  return suite.tasks.filter((t) => wanted.has(t.id)).map((t) => t.id);
+}
+
+/** Resolves when `ended` does, or rejects when the run is stopped. */
+function untilEnded(ended: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
+  if (!ended) return Promise.resolve();
+  signal.throwIfAborted();
+  return new Promise<void>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    ended.then(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    });
+  });
 }
 
 /** JSON for records that hold Python values: dicts as objects, ints as numbers. */
