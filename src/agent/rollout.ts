@@ -10,6 +10,7 @@ import { ADDITIONAL_FUNCTION_MESSAGE } from '../envs/bfcl/episode.js';
 import {
   type ChatMessage,
   type Completion,
+  type CompletionRequest,
   type Policy,
   SampleFailedError,
   type SamplingOptions,
@@ -57,6 +58,12 @@ export interface RolloutOptions {
    * `sampleFailure`, and the round goes on)
    */
   readonly onSampleFailure?: 'throw' | 'end';
+  /**
+   * training under the interface only (the guided update): told, before each completion, the
+   * request the original environment would make at this point of the same rollout: the same
+   * actions and tool outputs, shown without schema cues, error hints, format help or guidelines
+   */
+  readonly onOriginalRequest?: (request: CompletionRequest) => void;
 }
 
 function stepMeta(c: Completion): StepMeta {
@@ -133,14 +140,26 @@ export async function rolloutTranscript(
   const shownTools = (tools: typeof first.tools) =>
     ti && shownState ? decorateTools(ti.ctx, shownState, tools, format.schemaShown) : [...tools];
   const messages: ChatMessage[] = [systemFor(shownState)];
+  // the same rollout as the original environment shows it (guided update), kept beside it
+  const original: ChatMessage[] | undefined =
+    ti && options.onOriginalRequest ? [systemFor(undefined)] : undefined;
 
   let running = true;
   while (running) {
     const obs = ep.observe();
     const tools = shownTools(obs.tools);
     messages.push(...turnMessages(obs));
+    original?.push(...turnMessages(obs));
     const toolNames = obs.functions.map((f) => f.name);
     for (;;) {
+      if (original) {
+        const originalTools = format.requestTools([...obs.tools]);
+        options.onOriginalRequest!({
+          ...options.sampling,
+          messages: [...original],
+          ...(originalTools ? { tools: originalTools } : {}),
+        });
+      }
       let completion: Completion;
       try {
         completion = await policy.complete(
@@ -160,6 +179,7 @@ export async function rolloutTranscript(
       }
       const decoded = format.decode(completion);
       messages.push(format.assistantMessage(completion));
+      original?.push(format.assistantMessage(completion));
       const meta = stepMeta(completion);
       if (decoded.kind === 'calls') {
         const outcome = rec.step(decoded, meta);
@@ -175,6 +195,7 @@ export async function rolloutTranscript(
             : r,
         );
         messages.push(...format.toolResultMessages(completion, decoded, shown));
+        original?.push(...format.toolResultMessages(completion, decoded, outcome.results));
         if (outcome.status === 'force_quit') {
           running = false;
           break;
@@ -195,6 +216,7 @@ export async function rolloutTranscript(
           help ? `${decoded.error}\n${help}` : decoded.error,
         );
         messages.push(...reply);
+        original?.push(...format.parseErrorMessage(completion, decoded.error));
         continue;
       }
       rec.step(decoded, meta);

@@ -79,6 +79,12 @@ export interface Policy {
    * it (a server) is shown the whole interface.
    */
   readonly promptLength?: (request: CompletionRequest) => PromptLength;
+  /**
+   * Optional: the prompt ids `complete` would condition on for this request, without sampling (a
+   * policy that renders its own prompts: the embedded model). The guided update scores sampled
+   * actions under a prompt they were not sampled with (the original environment's) through it.
+   */
+  readonly promptTokenIds?: (request: CompletionRequest) => readonly number[];
 }
 
 /**

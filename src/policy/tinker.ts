@@ -156,6 +156,8 @@ export class TinkerPolicy implements Policy {
     return promptIdsOf(this.renderer, request, this.opts.enableThinking);
   }
 
+  readonly promptTokenIds = (request: CompletionRequest): readonly number[] => this.promptIds(request);
+
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     if (this.closed) throw new Error(`${this.name}: the sampler was closed`);
     const t0 = performance.now();

@@ -126,6 +126,17 @@ export const TRAIN_SCHEMA = z
       .describe(
         "interface: share of each group's rollouts that see the training interface, the rest the original environment (beyond the paper; 1: every rollout, as the paper). Below 1 a group sets the interface's successes beside the unaided policy's failures on the same task, and the failure profile keeps measuring the unaided policy while a guideline is on",
       ),
+    guidedUpdate: z
+      .boolean()
+      .default(false)
+      .describe(
+        "beyond the paper: a rollout sampled under the interface also trains the prompt the original environment shows for the same actions, its sampling logprobs the sampler's under the interface (the learner's ratio is then the importance ratio of the policy without the interface over the sampler with it, clipped as PPO clips); false: the paper's update",
+      ),
+    guidedCoef: num(0, 100)
+      .default(1)
+      .describe(
+        "guided update: the scale of the original-prompt copy's advantages (1: as the rollout's own)",
+      ),
     maxGuidelines: int(0, 8)
       .default(3)
       .describe('interface: at most this many capability guidelines at once (the top by pressure)'),

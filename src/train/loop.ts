@@ -34,6 +34,7 @@ import type {
   SamplingPolicy,
   TrainingDatum,
 } from '../learner/learner.js';
+import type { CompletionRequest, Policy } from '../policy/policy.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import {
   evolve,
@@ -221,6 +222,8 @@ interface Played extends PlayedRollout {
   readonly task: BfclTask;
   readonly labels: Label[];
   readonly steps: readonly SampledStep[];
+  /** guided update: each step's prompt as the original environment shows it (rollouts under the interface) */
+  readonly originalPrompts?: readonly (readonly number[])[];
   /** the wall time it waited for the sampler, and its whole wall time */
   readonly sampleMs: number;
   readonly totalMs: number;
@@ -279,9 +282,20 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     }
     // the anchor-only control trains on the anchor alone; its rollouts still say how it samples
     const checkpoint = run.checkpointDir(round);
-    const learned = await learnRound(ctx, round, c.policyGradient ? credit.datums : [], () =>
+    const learnedRound = await learnRound(ctx, round, c.policyGradient ? credit.datums : [], () =>
       saveCheckpoint(ctx, round, checkpoint),
     );
+    // the guided update's share of the batch, recorded only where it is on (a run without it is byte for byte as before)
+    const guided = c.policyGradient ? credit.guided : [];
+    const learned = c.guidedUpdate
+      ? {
+          ...learnedRound,
+          stats: {
+            ...learnedRound.stats,
+            guided: { tokens: dataTokens(guided).trained, sequences: guided.length },
+          },
+        }
+      : learnedRound;
     const saved = await validateRound(ctx, plan, round, checkpoint);
     const spentNow = ctx.learner.usage?.();
     const usage = roundUsage(c, sampled.played, learned, spent, spentNow);
@@ -378,6 +392,8 @@ async function sampleRound(
     const r0 = performance.now();
     const rs = new RolloutSampler(sampler, mixSeed(c.seed, round, job.group, job.sample));
     const interfaceShown = plan.switches.interface && job.sample < shownPerGroup;
+    const originalPrompts: (readonly number[])[] | undefined =
+      interfaceShown && c.guidedUpdate ? [] : undefined;
     const trajectory = await rollout(job.task, data, rs, {
       format: plan.format,
       sampling: { temperature: c.temperature, topP: 1, maxTokens: c.maxTokens },
@@ -386,6 +402,9 @@ async function sampleRound(
       maxStepsPerTurn: c.maxSteps,
       recorder: plan.recorder,
       ...(interfaceShown ? { trainingInterface: { ctx: plan.tctx, state: iface } } : {}),
+      ...(originalPrompts
+        ? { onOriginalRequest: (r: CompletionRequest) => originalPrompts.push(originalPromptIds(rs, r)) }
+        : {}),
     });
     done++;
     hooks.progress?.({ round, rounds: c.rounds, phase: 'sampling', done, total: jobs.length });
@@ -395,6 +414,8 @@ async function sampleRound(
       interfaceShown,
       labels: [],
       steps: rs.steps,
+      // a sample that failed for good was asked for but never taken
+      ...(originalPrompts ? { originalPrompts: originalPrompts.slice(0, rs.steps.length) } : {}),
       sampleMs: rs.waitedMs,
       totalMs: performance.now() - r0,
     };
@@ -407,6 +428,15 @@ async function sampleRound(
       `round ${round}: ${failed.length} rollout(s) ended by a sample the service refused, scored as forced quits (first: ${failed[0]!.trajectory.sampleFailure})`,
     );
   return { version, played, wallMs: performance.now() - tSample };
+}
+
+/** the prompt ids the sampler would condition on for the original environment's request */
+function originalPromptIds(sampler: Policy, request: CompletionRequest): readonly number[] {
+  if (!sampler.promptTokenIds)
+    throw new Error(
+      `guidedUpdate needs a sampler that renders its own prompts (the embedded model, a Tinker sampler); ${sampler.name} does not`,
+    );
+  return sampler.promptTokenIds(request);
 }
 
 /** a sampler on saved weights: a checkpoint of this run, or the start weights */
@@ -458,12 +488,17 @@ function diagnoseRound(plan: RunPlan, played: readonly Played[]): { snapshot: Pr
   return { snapshot, ms: performance.now() - t };
 }
 
-/** 3. Advantages x w_j (credit.ts), packed into training sequences. */
+/**
+ * 3. Advantages x w_j (credit.ts), packed into training sequences. With the guided update, a
+ * rollout sampled under the interface adds a second copy of its steps: the same completions and
+ * sampling logprobs after the prompts the original environment shows, its advantages scaled by
+ * `guidedCoef` (docs/method.md, "The guided update"); it counts as one more rollout of the batch.
+ */
 function creditRound(
   c: TrainConfig,
   sw: RunPlan['switches'],
   played: readonly Played[],
-): { credit: RolloutCredit[]; datums: TrainingDatum[] } {
+): { credit: RolloutCredit[]; datums: TrainingDatum[]; guided: readonly TrainingDatum[] } {
   const credit = roundCredit(
     played.map((p) => ({ group: p.group, reward: p.trajectory.reward, labels: p.labels })),
     {
@@ -473,19 +508,32 @@ function creditRound(
       budget: c.budget,
     },
   );
-  const perRollout = played.map((p, i) => {
+  const trained = (d: TrainingDatum) => d.advantages.some((a, t) => a !== 0 && d.weights[t]! > 0);
+  const perRollout: TrainingDatum[][] = [];
+  const guided: TrainingDatum[] = [];
+  played.forEach((p, i) => {
     const wa = credit[i]!.weightedAdvantage;
-    if (wa === 0) return []; // no group-relative signal: only the KL term, not worth a pass
+    if (wa === 0) {
+      perRollout.push([]); // no group-relative signal: only the KL term, not worth a pass
+      return;
+    }
     const advantages = stepAdvantages(p.trajectory, p.labels, wa, c.credit);
     if (advantages.length !== p.steps.length)
       throw new Error(
         `rollout of ${p.task.id}: ${advantages.length} recorded steps but ${p.steps.length} samples`,
       );
-    return packSteps(p.steps, advantages).filter((d) =>
-      d.advantages.some((a, t) => a !== 0 && d.weights[t]! > 0),
-    );
+    perRollout.push(packSteps(p.steps, advantages).filter(trained));
+    if (p.originalPrompts) {
+      const steps = p.steps.map((s, t) => ({ ...s, promptTokenIds: p.originalPrompts![t]! }));
+      const copy = packSteps(
+        steps,
+        advantages.map((a) => a * c.guidedCoef),
+      ).filter(trained);
+      guided.push(...copy);
+      perRollout.push(copy);
+    }
   });
-  return { credit, datums: aggregateRollouts(perRollout, c.lossAgg) };
+  return { credit, datums: aggregateRollouts(perRollout, c.lossAgg), guided };
 }
 
 /**

@@ -215,6 +215,11 @@ export interface LearnerStats {
   readonly steps: number;
   /** the supervised anchor's demonstrations in this round's update (`anchorCoef`), as first seen */
   readonly anchor?: { readonly loss: number; readonly tokens: number; readonly sequences: number };
+  /**
+   * the guided update (`guidedUpdate`): the trained tokens and sequences of the original-prompt
+   * copies of rollouts sampled under the interface, part of `tokens` and `sequences`
+   */
+  readonly guided?: { readonly tokens: number; readonly sequences: number };
 }
 
 export interface ValidationRecord {

@@ -14,6 +14,7 @@ export class RolloutSampler implements Policy {
   /** milliseconds spent waiting for completions */
   waitedMs = 0;
   readonly promptLength?: (request: CompletionRequest) => PromptLength;
+  readonly promptTokenIds?: (request: CompletionRequest) => readonly number[];
 
   constructor(
     private readonly inner: Policy,
@@ -21,6 +22,7 @@ export class RolloutSampler implements Policy {
   ) {
     this.name = inner.name;
     if (inner.promptLength) this.promptLength = inner.promptLength;
+    if (inner.promptTokenIds) this.promptTokenIds = inner.promptTokenIds;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {

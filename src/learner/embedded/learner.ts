@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { loadCheckpoint, MODEL_FILE, sha256Hex, TOKENIZER_FILE } from '../../nn/checkpoint.js';
 import type { Gpt, Kernels } from '../../nn/model.js';
 import type { Tokenizer } from '../../nn/tokenizer.js';
-import { EmbeddedPolicy, embeddedPromptLength } from '../../policy/embedded/policy.js';
+import {
+  EmbeddedPolicy,
+  embeddedPromptLength,
+  embeddedRequestPromptIds,
+} from '../../policy/embedded/policy.js';
 import { DerivedSeedPolicy, EmbeddedPolicyPool } from '../../policy/embedded/pool.js';
 import type { CompletionRequest } from '../../policy/policy.js';
 import { writeAtomic, writeJsonAtomic } from '../../util/files.js';
@@ -139,6 +143,7 @@ export class EmbeddedLearner implements Learner {
         name,
         complete: (r, s) => inner.complete(r, s),
         ...(inner.promptLength ? { promptLength: inner.promptLength } : {}),
+        ...(inner.promptTokenIds ? { promptTokenIds: inner.promptTokenIds } : {}),
         close: async () => {},
       };
       return this.sampler;
@@ -160,10 +165,13 @@ export class EmbeddedLearner implements Learner {
     // the threads' tokenizer and context are this thread's: the prompt length is measured here
     const promptLength = (r: CompletionRequest) =>
       embeddedPromptLength(this.tokenizer, this.model.config.contextLength, r);
+    const promptTokenIds = (r: CompletionRequest) =>
+      embeddedRequestPromptIds(this.tokenizer, this.model.config.contextLength, r);
     this.sampler = await EmbeddedPolicyPool.start(dir, {
       name,
       workers: this.opts.samplerWorkers,
       promptLength,
+      promptTokenIds,
     });
     return this.sampler;
   }

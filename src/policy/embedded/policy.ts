@@ -59,6 +59,9 @@ interface Pending {
 /** the default `completionRoom` */
 export const DEFAULT_COMPLETION_ROOM = 128;
 
+/** completion tokens a request that names no `maxTokens` may take */
+export const DEFAULT_MAX_TOKENS = 256;
+
 /** Prompt tokens kept for a context of `contextLength` with `room` tokens wanted for the completion. */
 export function promptBudget(contextLength: number, room: number): number {
   return contextLength - Math.min(room, contextLength >> 2) - 1;
@@ -83,6 +86,52 @@ import { ContextOverflowError } from '../errors.js';
 
 export { ContextOverflowError };
 
+/**
+ * The prompt ids of a chat, ending with the generation prompt `<|assistant|>`, leaving `room`
+ * tokens (at most a quarter of the context) for the completion. A chat that does not fit loses
+ * its oldest messages after the system prompt (window.ts); when even the system prompt and the
+ * last message do not fit, only their last tokens are kept.
+ */
+export function embeddedPromptIds(
+  tokenizer: Tokenizer,
+  contextLength: number,
+  messages: readonly ChatMessage[],
+  room: number,
+): number[] {
+  const parts = messages.map((m) => encodeChat(tokenizer, [messageText(m)]).ids);
+  const budget = promptBudget(contextLength, room);
+  const head = messages[0]?.role === 'system' ? 1 : 0;
+  const system = parts.slice(0, head).flat();
+  const start = windowStart(
+    messages.map((m, i) => ({ role: m.role, tokens: parts[i]!.length })),
+    budget,
+  );
+  if (budget < 16)
+    throw new ContextOverflowError(
+      `the embedded model's context (${contextLength} tokens) leaves no room for a prompt; use a checkpoint with a longer --context`,
+    );
+  let ids: number[];
+  if (start !== undefined) ids = [...system, ...parts.slice(Math.max(start, head)).flat()];
+  else {
+    // Not even the tools and the last message fit: the model sees the end of that, like a
+    // reader whose page is too long. A policy with too many tools degrades; it does not crash
+    // the run.
+    ids = [...system, ...(parts.length > head ? parts.at(-1)! : [])].slice(-budget);
+  }
+  ids.push(tokenizer.special('<|assistant|>'));
+  return ids;
+}
+
+/** the prompt ids a request gets from an embedded policy with the default completion room and length */
+export function embeddedRequestPromptIds(
+  tokenizer: Tokenizer,
+  contextLength: number,
+  request: CompletionRequest,
+): number[] {
+  const room = Math.min(DEFAULT_COMPLETION_ROOM, request.maxTokens ?? DEFAULT_MAX_TOKENS);
+  return embeddedPromptIds(tokenizer, contextLength, request.messages, room);
+}
+
 export class EmbeddedPolicy implements Policy {
   readonly name: string;
   private readonly seeds: Rng;
@@ -102,43 +151,22 @@ export class EmbeddedPolicy implements Policy {
   ) {
     this.name = opts.name ?? 'embedded';
     this.seeds = new Rng(opts.seed ?? 0);
-    this.defaultMaxTokens = opts.defaultMaxTokens ?? 256;
+    this.defaultMaxTokens = opts.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
     this.completionRoom = opts.completionRoom ?? DEFAULT_COMPLETION_ROOM;
     this.prefixCache = opts.prefixCache === false ? undefined : new PrefixCache(model, opts.prefixCache);
     this.maxBatch = Math.max(1, opts.maxBatch ?? 64);
   }
 
-  /**
-   * The prompt ids of a chat, ending with the generation prompt `<|assistant|>`, leaving `room`
-   * tokens (at most a quarter of the context) for the completion. A chat that does not fit loses
-   * its oldest messages after the system prompt (window.ts); when even the system prompt and the
-   * last message do not fit, only their last tokens are kept.
-   */
+  /** The prompt ids of a chat (`embeddedPromptIds` in this model's tokenizer and context). */
   promptIds(messages: readonly ChatMessage[], room = this.completionRoom): number[] {
-    const parts = messages.map((m) => encodeChat(this.tokenizer, [messageText(m)]).ids);
-    const ctx = this.model.config.contextLength;
-    const budget = promptBudget(ctx, room);
-    const head = messages[0]?.role === 'system' ? 1 : 0;
-    const system = parts.slice(0, head).flat();
-    const start = windowStart(
-      messages.map((m, i) => ({ role: m.role, tokens: parts[i]!.length })),
-      budget,
-    );
-    if (budget < 16)
-      throw new ContextOverflowError(
-        `the embedded model's context (${ctx} tokens) leaves no room for a prompt; use a checkpoint with a longer --context`,
-      );
-    let ids: number[];
-    if (start !== undefined) ids = [...system, ...parts.slice(Math.max(start, head)).flat()];
-    else {
-      // Not even the tools and the last message fit: the model sees the end of that, like a
-      // reader whose page is too long. A policy with too many tools degrades; it does not crash
-      // the run.
-      ids = [...system, ...(parts.length > head ? parts.at(-1)! : [])].slice(-budget);
-    }
-    ids.push(this.tokenizer.special('<|assistant|>'));
-    return ids;
+    return embeddedPromptIds(this.tokenizer, this.model.config.contextLength, messages, room);
   }
+
+  readonly promptTokenIds = (request: CompletionRequest): readonly number[] =>
+    this.promptIds(
+      request.messages,
+      Math.min(this.completionRoom, request.maxTokens ?? this.defaultMaxTokens),
+    );
 
   readonly promptLength = (request: CompletionRequest): PromptLength =>
     embeddedPromptLength(

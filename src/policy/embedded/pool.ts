@@ -55,6 +55,8 @@ export interface EmbeddedPolicyPoolOptions extends EmbeddedPolicyOptions {
    * context), measured in this thread: the pool's `promptLength`; absent, the pool has none
    */
   readonly promptLength?: (request: CompletionRequest) => PromptLength;
+  /** likewise the prompt ids the threads would condition on: the pool's `promptTokenIds` */
+  readonly promptTokenIds?: (request: CompletionRequest) => readonly number[];
 }
 
 /** the default `maxBatch` of a pool's threads */
@@ -83,6 +85,7 @@ export function withDerivedSeed(baseSeed: number, request: CompletionRequest): C
 export class DerivedSeedPolicy implements Policy {
   readonly name: string;
   readonly promptLength?: (request: CompletionRequest) => PromptLength;
+  readonly promptTokenIds?: (request: CompletionRequest) => readonly number[];
 
   constructor(
     private readonly inner: Policy,
@@ -90,6 +93,7 @@ export class DerivedSeedPolicy implements Policy {
   ) {
     this.name = inner.name;
     if (inner.promptLength) this.promptLength = inner.promptLength;
+    if (inner.promptTokenIds) this.promptTokenIds = inner.promptTokenIds;
   }
 
   complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -131,6 +135,7 @@ export class EmbeddedPolicyPool implements Policy {
     private sha: string,
     private readonly maxBatch: number,
     readonly promptLength?: (request: CompletionRequest) => PromptLength,
+    readonly promptTokenIds?: (request: CompletionRequest) => readonly number[],
   ) {}
 
   /** the policy's name (it changes with `reload`) */
@@ -152,7 +157,7 @@ export class EmbeddedPolicyPool implements Policy {
     if (!Number.isInteger(n) || n < 1)
       throw new Error('EmbeddedPolicyPool: workers must be a positive integer');
     // the meter is a function: it stays in this thread
-    const { seed = 0, workers: _, promptLength, ...options } = opts;
+    const { seed = 0, workers: _, promptLength, promptTokenIds, ...options } = opts;
     const threads = await ThreadPool.start<
       SamplerRequest,
       SamplerReply,
@@ -178,6 +183,7 @@ export class EmbeddedPolicyPool implements Policy {
       [...shas][0]!,
       maxBatch,
       promptLength,
+      promptTokenIds,
     );
   }
 
