@@ -155,6 +155,14 @@ export interface Learner {
    * nothing changes but when the work is done; data never given cost only that work.
    */
   prepare?(data: readonly TrainingDatum[]): void;
+  /**
+   * Optional: per sequence, the current weights' logprob at `temperature` of every token from
+   * index `from` on, given the tokens before it (the guided update's ratio floor reads them)
+   */
+  logprobs?(
+    sequences: readonly { readonly tokens: readonly number[]; readonly from: number }[],
+    temperature: number,
+  ): Promise<number[][]>;
   /** what the learner has spent so far, where it can say (a remote learner): counters, never reset */
   usage?(): LearnerUsage;
   /**

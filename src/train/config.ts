@@ -132,6 +132,11 @@ export const TRAIN_SCHEMA = z
       .describe(
         "beyond the paper: a rollout sampled under the interface also trains the prompt the original environment shows for the same actions, its sampling logprobs the sampler's under the interface (the learner's ratio is then the importance ratio of the policy without the interface over the sampler with it, clipped as PPO clips); false: the paper's update",
       ),
+    guidedRatioFloor: num(0, 1)
+      .default(0)
+      .describe(
+        "guided update: the least ratio a copied token starts at (where the importance ratio is lower, its sampling logprob becomes the current policy's on the original prompt minus ln(floor)); 0: the importance ratio alone; 1: no correction where the unaided policy is less likely, the guided actions trained as if it had sampled them (embedded learner)",
+      ),
     guidedCoef: num(0, 100)
       .default(1)
       .describe(
@@ -304,6 +309,10 @@ export function checkTrainConfig(config: TrainConfig): void {
   if (config.maxStepsOffPolicy > 0 && config.maxStepsOffPolicy < config.passes)
     throw new SettingsError(
       `maxStepsOffPolicy ${config.maxStepsOffPolicy} is below passes ${config.passes}: a round sampled while the one before it trains is ${config.passes} steps behind; set maxStepsOffPolicy to at least ${config.passes}, or 0`,
+    );
+  if (config.guidedRatioFloor > 0 && config.learner === 'tinker')
+    throw new SettingsError(
+      "guidedRatioFloor reads the current weights' logprobs on the original prompts, which the embedded learner gives; with learner tinker set guidedRatioFloor 0 (the importance ratio alone)",
     );
   if (!config.policyGradient && config.anchorCoef === 0)
     throw new SettingsError(

@@ -224,6 +224,8 @@ interface Played extends PlayedRollout {
   readonly steps: readonly SampledStep[];
   /** guided update: each step's prompt as the original environment shows it (rollouts under the interface) */
   readonly originalPrompts?: readonly (readonly number[])[];
+  /** guided update with a ratio floor: each step's completion logprobs after its original prompt, current weights */
+  originalLogprobs?: readonly (readonly number[])[];
   /** the wall time it waited for the sampler, and its whole wall time */
   readonly sampleMs: number;
   readonly totalMs: number;
@@ -265,6 +267,7 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     const sampled = await (ahead?.sampled ??
       sampleRound(ctx, plan, round, tasks, state.interface, offPolicy ? samplerOf(ctx, state) : 'current'));
     ahead = undefined;
+    if (c.guidedUpdate && c.guidedRatioFloor > 0) await scoreOriginals(ctx, sampled.played);
     const diagnosed = diagnoseRound(plan, sampled.played);
     const credit = creditRound(c, plan.switches, sampled.played);
     const next = nextInterface(c, plan.switches, round, state.interface, diagnosed.snapshot);
@@ -472,6 +475,26 @@ function groupPrefetch(c: TrainConfig, learner: Learner): (p: Played) => void {
   };
 }
 
+/**
+ * Guided update with a ratio floor: the current weights' logprobs of every copied completion after
+ * its original prompt (the weights the round sampled from: the embedded learner is on-policy).
+ */
+async function scoreOriginals(ctx: LoopContext, played: readonly Played[]): Promise<void> {
+  const { learner, config: c } = ctx;
+  if (!learner.logprobs)
+    throw new Error('guidedRatioFloor needs a learner that scores tokens (the embedded one)');
+  const guided = played.filter((p) => p.originalPrompts);
+  const sequences = guided.flatMap((p) =>
+    p.steps.map((s, t) => ({
+      tokens: [...p.originalPrompts![t]!, ...s.tokenIds],
+      from: p.originalPrompts![t]!.length,
+    })),
+  );
+  const scored = await learner.logprobs(sequences, c.temperature);
+  let k = 0;
+  for (const p of guided) p.originalLogprobs = p.steps.map(() => scored[k++]!);
+}
+
 /** 2. Labels for every user turn, and the failure profile after observing them. */
 function diagnoseRound(plan: RunPlan, played: readonly Played[]): { snapshot: ProfileSnapshot; ms: number } {
   const t = performance.now();
@@ -524,7 +547,15 @@ function creditRound(
       );
     perRollout.push(packSteps(p.steps, advantages).filter(trained));
     if (p.originalPrompts) {
-      const steps = p.steps.map((s, t) => ({ ...s, promptTokenIds: p.originalPrompts![t]! }));
+      // the ratio floored where asked: q' = min(q, lp_current - ln floor), so exp(lp - q') >= floor
+      const shift = c.guidedRatioFloor > 0 ? Math.log(c.guidedRatioFloor) : 0;
+      const steps = p.steps.map((s, t) => ({
+        ...s,
+        promptTokenIds: p.originalPrompts![t]!,
+        ...(p.originalLogprobs
+          ? { logprobs: s.logprobs.map((q, k) => Math.min(q, p.originalLogprobs![t]![k]! - shift)) }
+          : {}),
+      }));
       const copy = packSteps(
         steps,
         advantages.map((a) => a * c.guidedCoef),

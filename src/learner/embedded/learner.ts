@@ -30,7 +30,7 @@ import type {
   SupervisedDatum,
   TrainingDatum,
 } from '../learner.js';
-import { crossEntropyLoss, type GrpoSequence, grpoLoss } from './losses.js';
+import { crossEntropyLoss, type GrpoSequence, grpoLoss, tokenLogprob } from './losses.js';
 import { sharedModel } from './parallel.js';
 import { demonstrationSequences } from './pretrain.js';
 import { Trainer } from './trainer.js';
@@ -104,6 +104,22 @@ export class EmbeddedLearner implements Learner {
   forwardBackward(data: readonly TrainingDatum[], loss: PpoLoss): Promise<ForwardBackwardResult> {
     const { clipEps, klCoef, temperature } = loss;
     return this.trainer.forwardBackward(data.map(toSequence), grpoLoss({ clipEps, klCoef, temperature }));
+  }
+
+  async logprobs(
+    sequences: readonly { readonly tokens: readonly number[]; readonly from: number }[],
+    temperature: number,
+  ): Promise<number[][]> {
+    const V = this.model.config.vocabSize;
+    return sequences.map((s) => {
+      if (s.from < 1 || s.from > s.tokens.length)
+        throw new RangeError(`logprobs: from ${s.from} of ${s.tokens.length}`);
+      const rows = Array.from({ length: s.tokens.length - s.from }, (_, j) => s.from - 1 + j);
+      if (rows.length === 0) return [];
+      const { logits } = this.model.forward(s.tokens, { rows, backward: false });
+      const tempered = temperature === 1 ? logits : logits.map((z) => z / temperature);
+      return rows.map((row, j) => tokenLogprob(tempered, V, j, s.tokens[row + 1]!));
+    });
   }
 
   forwardBackwardCrossEntropy(
