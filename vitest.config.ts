@@ -12,6 +12,7 @@ const LONGEST_FIRST = [
   'test/train/extend.test.ts',
   'test/train/evaluations.test.ts',
   'test/train/loop.test.ts',
+  'test/train/guided.test.ts',
   'test/envs/tau2-evaluator-gold.test.ts',
   'test/eval/tau2-cli.test.ts',
   'test/envs/tau2/replay.test.ts',

@@ -84,6 +84,14 @@ async function batches(over: Partial<TrainConfig> = {}): Promise<Batch[]> {
 /** the first round's batch of the tiny run below, on the build before the guided update */
 const FIRST_BATCH = '81918b3c502eb22c';
 
+/** each tiny run once, whichever test asks first */
+const memo = new Map<string, Promise<Batch[]>>();
+const run = (over: Partial<TrainConfig> = {}) => {
+  const k = JSON.stringify(over);
+  if (!memo.has(k)) memo.set(k, batches(over));
+  return memo.get(k)!;
+};
+
 const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
 
 /** the trained positions of a datum: their tokens and sampling logprobs */
@@ -95,15 +103,15 @@ const promptOf = (d: TrainingDatum) => d.tokens.slice(0, d.weights.indexOf(1));
 
 describe('the guided update', { timeout: 600_000 }, () => {
   it('switched off, the learner gets the very batch it got before the switch existed', async () => {
-    const off = await batches();
+    const off = await run();
     // the first round's batch: sampled from the start weights, so the same on any machine
     // (WebAssembly sampling); digest taken on the build before the switch (b28a691d on all rounds)
     expect(digest(off[0]!.data)).toBe(FIRST_BATCH);
   });
 
   it("switched on, a rollout under the interface adds its steps after the original prompts, with the sampler's logprobs; the ratio is the policy without the interface over the sampler with it", async () => {
-    const off = await batches();
-    const on = await batches({ guidedUpdate: true });
+    const off = await run();
+    const on = await run({ guidedUpdate: true });
     const first = on[0]!;
     // the rollouts are the same (the switch changes no sampling): the batch holds the same own
     // sequences (advantages aside: one more rollout changes the rollout-mean scale) and the copies
@@ -152,8 +160,8 @@ describe('the guided update', { timeout: 600_000 }, () => {
   });
 
   it('with a ratio floor, a copied token starts at no less than the floor: its sampling logprob lowered to the current one minus ln(floor)', async () => {
-    const plain = await batches({ guidedUpdate: true });
-    const floored = await batches({ guidedUpdate: true, guidedRatioFloor: 1 });
+    const plain = await run({ guidedUpdate: true });
+    const floored = await run({ guidedUpdate: true, guidedRatioFloor: 1 });
     const { model } = loadCheckpoint(BASE_CHECKPOINT_DIR);
     const V = model.config.vocabSize;
     const first = floored[0]!;
