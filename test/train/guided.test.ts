@@ -18,15 +18,11 @@ import type { ForwardBackwardResult, PpoLoss, TrainingDatum } from '../../src/le
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
 import type { Completion, CompletionRequest, Policy } from '../../src/policy/policy.js';
-import {
-  evolve,
-  GUIDELINE_LABELS,
-  initialInterfaceState,
-  trainingContext,
-} from '../../src/seal/interface.js';
+import { trainingContext } from '../../src/seal/interface.js';
 import { resolveConfig, type TrainConfig } from '../../src/train/config.js';
 import { initialTrainState, runRounds } from '../../src/train/loop.js';
 import { RunFolder } from '../../src/train/run-folder.js';
+import { fullInterfaceState } from '../support/interface-state.js';
 
 const data = loadMiniSuite();
 
@@ -217,27 +213,7 @@ describe('the guided update', { timeout: 600_000 }, () => {
         return { text: script[(seen.length - 1) % script.length]!, latencyMs: 0 } satisfies Completion;
       },
     });
-    const config = {
-      components: { schemaCues: 'on', errorFeedback: 'on', guidelines: 'on' },
-      maxGuidelines: GUIDELINE_LABELS.length,
-    } as const;
-    const stats = { count: 30, prevalence: 0.3, meanReward: 0.1, rollouts: 30 };
-    const view = {
-      overall: {
-        turns: 100,
-        rollouts: 25,
-        meanReward: 0.1,
-        labels: Object.fromEntries(GUIDELINE_LABELS.map((l) => [l, stats])),
-      },
-      byCategory: {},
-      byPosition: {},
-      lastDominantByTask: {},
-    };
-    const state = evolve(
-      initialInterfaceState(config),
-      { version: 1, window: view, total: view } as never,
-      config,
-    );
+    const state = fullInterfaceState();
     const format = formatAdapter('compact');
     const options = {
       format,

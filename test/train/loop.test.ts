@@ -16,10 +16,7 @@ import type { CompletionRequest } from '../../src/policy/policy.js';
 import {
   decorateFunctions,
   decorateSystemPrompt,
-  evolve,
-  GUIDELINE_LABELS,
   HINT_PREFIX,
-  initialInterfaceState,
   parseFailureHelp,
   REQUIRED_MARK,
   systemPromptLines,
@@ -29,6 +26,7 @@ import { resolveConfig, type TrainConfig } from '../../src/train/config.js';
 import { initialTrainState, runRounds } from '../../src/train/loop.js';
 import type { Method, RolloutRecord, RoundRecord } from '../../src/train/record.js';
 import { RunFolder } from '../../src/train/run-folder.js';
+import { fullInterfaceState } from '../support/interface-state.js';
 
 const data = loadMiniSuite();
 
@@ -41,27 +39,7 @@ const data = loadMiniSuite();
  */
 function interfaceMarkers(): string[] {
   const ctx = trainingContext('detector');
-  const config = {
-    components: { schemaCues: 'on', errorFeedback: 'on', guidelines: 'on' },
-    maxGuidelines: GUIDELINE_LABELS.length,
-  } as const;
-  const stats = { count: 30, prevalence: 0.3, meanReward: 0.1, rollouts: 30 };
-  const view = {
-    overall: {
-      turns: 100,
-      rollouts: 25,
-      meanReward: 0.1,
-      labels: Object.fromEntries(GUIDELINE_LABELS.map((l) => [l, stats])),
-    },
-    byCategory: {},
-    byPosition: {},
-    lastDominantByTask: {},
-  };
-  const full = evolve(
-    initialInterfaceState(config),
-    { version: 1, window: view, total: view } as never,
-    config,
-  );
+  const full = fullInterfaceState();
   const markers = new Set<string>(systemPromptLines(ctx, full));
   markers.add(decorateSystemPrompt(ctx, full, '').split('\n')[0]!);
   // schema cues: the text each cue adds to a description, up to the cue's own values
