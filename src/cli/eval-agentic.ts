@@ -7,10 +7,15 @@
  */
 import { join, resolve } from 'node:path';
 import { formatAdapter } from '../agent/formats/index.js';
-import { AGENTIC_CATEGORIES, type AgenticCategory } from '../envs/bfcl/agentic/data.js';
+import {
+  AGENTIC_CATEGORIES,
+  type AgenticCategory,
+  MEMORY_CATEGORIES,
+  WEB_SEARCH_CATEGORIES,
+} from '../envs/bfcl/agentic/data.js';
 import { ServerEmbedder } from '../envs/bfcl/agentic/embeddings.js';
 import type { AgenticRecord } from '../envs/bfcl/agentic/episode.js';
-import { agenticSuite, MEMORY_CATEGORIES, WEB_SEARCH_CATEGORIES } from '../envs/bfcl/agentic/suite.js';
+import { agenticSuite } from '../envs/bfcl/agentic/suite.js';
 import { SERPAPI_KEY_ENV, Web } from '../envs/bfcl/agentic/web.js';
 import { configureVectorEmbedder } from '../envs/bfcl/apis/memoryVector.js';
 import { configureWebSearch } from '../envs/bfcl/apis/webSearch.js';
@@ -21,7 +26,7 @@ import { type EpisodeEvalConfig, type EpisodeRow, runEpisodes } from '../eval/ep
 import { UsageError } from '../util/errors.js';
 import { writeJsonLines } from '../util/files.js';
 import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
-import { parseUrlFlag } from './flags.js';
+import { commaList, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 
 /** What `--categories` names: multi-turn categories, or agentic ones (never both in one run). */
@@ -36,10 +41,7 @@ const AGENTIC_GROUPS: Readonly<Record<string, readonly AgenticCategory[]>> = {
 };
 
 export function parseCategories(spec: string): CategoryChoice {
-  const names = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const names = commaList(spec);
   const multi = new Set<Category>();
   const agentic = new Set<AgenticCategory>();
   for (const name of names) {
@@ -120,10 +122,7 @@ export async function runAgenticEvalCommand(
   const suite = agenticSuite(dataDir, categories);
   let ids = suite.tasks.map((t) => t.id);
   if (flags.split !== 'test' && flags.split !== 'all') {
-    const wanted = flags.split
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
+    const wanted = commaList(flags.split);
     const known = new Set(ids);
     const bad = wanted.filter((id) => !known.has(id));
     if (bad.length > 0)

@@ -13,7 +13,7 @@ import { type EpisodeEvalConfig, runEpisodes } from '../eval/episodes.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import { UsageError } from '../util/errors.js';
 import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
-import { parseUrlFlag } from './flags.js';
+import { commaList, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 
 /** The reference's trial seeds: `random.seed(seed)`, then one `randint(0, 1000000)` per trial. */
@@ -61,14 +61,7 @@ export async function runTau2EvalCommand(flags: EvalConfig, print: (s: string) =
     maxRetries: flags.retries,
   });
   const wanted =
-    flags.split === 'test' || flags.split === 'all'
-      ? undefined
-      : new Set(
-          flags.split
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        );
+    flags.split === 'test' || flags.split === 'all' ? undefined : new Set(commaList(flags.split));
   const suite = tau2Suite({
     domains: runtime.domains,
     user: userModelFrom(userPolicy, { temperature: 0 }),

@@ -41,6 +41,14 @@ export const dataDirOption = () => {
 };
 
 /** An http(s) URL flag; anything else is a UsageError with an example. */
+/** A flag's comma-separated list: its items trimmed, empty ones dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 export function parseUrlFlag(flag: string, value: string, example: string): string {
   let url: URL;
   try {

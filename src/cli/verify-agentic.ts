@@ -8,6 +8,7 @@ import { type AgenticCategory, loadAgenticAnswers, parseAgenticId } from '../env
 import { agenticSummaryTable, summariseAgentic } from '../eval/agentic-summary.js';
 import { UsageError } from '../util/errors.js';
 import { writeJsonLines } from '../util/files.js';
+import { commaList } from './flags.js';
 import { checkOutPath } from './verify-out.js';
 
 /** The flags of `seal verify` that agentic scoring reads. */
@@ -65,12 +66,7 @@ export function runVerifyAgentic(
       throw new UsageError(
         `--split ${opts.split}: the agentic categories have no SEAL split. Use all or a comma-separated id list.`,
       );
-    const keep = new Set(
-      opts.split
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    );
+    const keep = new Set(commaList(opts.split));
     entries = entries.filter((e) => keep.has(e.id));
   }
   if (entries.length === 0)

@@ -21,7 +21,7 @@ import { UsageError } from '../util/errors.js';
 import { fileAccessError, writeJsonLines } from '../util/files.js';
 import { dataDirSetting, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
-import { addSettingOptions } from './flags.js';
+import { addSettingOptions, commaList } from './flags.js';
 import { hasAgenticIds, runVerifyAgentic } from './verify-agentic.js';
 import { checkOutPath } from './verify-out.js';
 
@@ -273,10 +273,7 @@ export function splitIds(data: BfclData, split: string): Set<string> {
       );
     return new Set(data.split.dev);
   }
-  const ids = split
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const ids = commaList(split);
   if (ids.length === 0)
     throw new UsageError(
       `--split "${split}" names no task. Use train, test, dev, all or a comma-separated id list.`,

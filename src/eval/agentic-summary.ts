@@ -5,7 +5,13 @@
  * no scored category is left out of the average. The JSON shape is a stable contract:
  * `{"categories": {"web_search_base": {"n", "accuracy"}, ...}, "web_search", "memory", "average"}`.
  */
-import { AGENTIC_CATEGORIES, AGENTIC_TITLES, type AgenticCategory } from '../envs/bfcl/agentic/data.js';
+import {
+  AGENTIC_CATEGORIES,
+  AGENTIC_TITLES,
+  type AgenticCategory,
+  MEMORY_CATEGORIES,
+  WEB_SEARCH_CATEGORIES,
+} from '../envs/bfcl/agentic/data.js';
 import type { CategoryScore } from './summary.js';
 import { markdownTable } from './table.js';
 
@@ -17,8 +23,8 @@ export interface AgenticSummary {
   readonly average: number;
 }
 
-const WEB: readonly AgenticCategory[] = ['web_search_base', 'web_search_no_snippet'];
-const MEMORY: readonly AgenticCategory[] = ['memory_kv', 'memory_vector', 'memory_rec_sum'];
+const WEB: readonly AgenticCategory[] = WEB_SEARCH_CATEGORIES;
+const MEMORY: readonly AgenticCategory[] = MEMORY_CATEGORIES;
 
 export function summariseAgentic(
   verdicts: Iterable<{ readonly category: AgenticCategory; readonly valid: boolean }>,

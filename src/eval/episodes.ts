@@ -291,9 +291,11 @@ export async function runEpisodes(
           record,
           ...(task?.scored === false ? { scored: false as const } : {}),
         };
-        appendFileSync(join(outDir, EPISODES_FILE), `${JSON.stringify(row, pyReplacer)}\n`);
+        const line = JSON.stringify(row, pyReplacer);
+        appendFileSync(join(outDir, EPISODES_FILE), `${line}\n`);
         finished.set(key(taskId, trial), row);
-        suite.settle?.(taskId, { seed, trial }, JSON.parse(JSON.stringify(record, pyReplacer)));
+        // the suite gets the record as a resumed run reads it back: from the line written
+        suite.settle?.(taskId, { seed, trial }, (JSON.parse(line) as EpisodeRow).record);
         release.get(key(taskId, trial))?.();
         options.progress?.tick();
       });

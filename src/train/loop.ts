@@ -285,20 +285,13 @@ export async function runRounds(ctx: LoopContext, start: TrainState): Promise<Tr
     }
     // the anchor-only control trains on the anchor alone; its rollouts still say how it samples
     const checkpoint = run.checkpointDir(round);
-    const learnedRound = await learnRound(ctx, round, c.policyGradient ? credit.datums : [], () =>
-      saveCheckpoint(ctx, round, checkpoint),
+    const learned = await learnRound(
+      ctx,
+      round,
+      c.policyGradient ? credit.datums : [],
+      c.policyGradient ? credit.guided : [],
+      () => saveCheckpoint(ctx, round, checkpoint),
     );
-    // the guided update's share of the batch, recorded only where it is on (a run without it is byte for byte as before)
-    const guided = c.policyGradient ? credit.guided : [];
-    const learned = c.guidedUpdate
-      ? {
-          ...learnedRound,
-          stats: {
-            ...learnedRound.stats,
-            guided: { tokens: dataTokens(guided).trained, sequences: guided.length },
-          },
-        }
-      : learnedRound;
     const saved = await validateRound(ctx, plan, round, checkpoint);
     const spentNow = ctx.learner.usage?.();
     const usage = roundUsage(c, sampled.played, learned, spent, spentNow);
@@ -576,6 +569,8 @@ async function learnRound(
   ctx: LoopContext,
   round: number,
   datums: readonly TrainingDatum[],
+  /** the guided update's copies among `datums` (their share is recorded where the switch is on) */
+  guided: readonly TrainingDatum[],
   save: () => Promise<void>,
 ): Promise<{ stats: LearnerStats; ms: number; read: number }> {
   const { config: c, learner } = ctx;
@@ -646,6 +641,8 @@ async function learnRound(
     lr: c.lr,
     steps,
     ...(anchorStats ? { anchor: anchorStats } : {}),
+    // recorded only where the switch is on: a run without it is byte for byte as before
+    ...(c.guidedUpdate ? { guided: { tokens: dataTokens(guided).trained, sequences: guided.length } } : {}),
   };
   // every pass reads the round's sequences and the anchor's again
   const read = steps * (dataTokens(datums).read + anchor.reduce((n, d) => n + d.tokens.length, 0));

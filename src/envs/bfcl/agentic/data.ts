@@ -23,6 +23,10 @@ export const AGENTIC_CATEGORIES = [
 ] as const;
 export type AgenticCategory = (typeof AGENTIC_CATEGORIES)[number];
 
+/** Table 2's two groups: web search's two variants, memory's three backends */
+export const WEB_SEARCH_CATEGORIES = ['web_search_base', 'web_search_no_snippet'] as const;
+export const MEMORY_CATEGORIES = ['memory_kv', 'memory_vector', 'memory_rec_sum'] as const;
+
 export const AGENTIC_TITLES: Record<AgenticCategory, string> = {
   web_search_base: 'Base',
   web_search_no_snippet: 'No Snippet',

@@ -22,11 +22,10 @@ import {
   isMemoryCategory,
   loadAgenticDocs,
   loadAgenticTasks,
+  MEMORY_CATEGORIES,
+  WEB_SEARCH_CATEGORIES,
 } from './data.js';
 import { AgenticEpisode, type AgenticRecord, type MemorySnapshot } from './episode.js';
-
-export const WEB_SEARCH_CATEGORIES = ['web_search_base', 'web_search_no_snippet'] as const;
-export const MEMORY_CATEGORIES = ['memory_kv', 'memory_vector', 'memory_rec_sum'] as const;
 
 /** Table 2's columns */
 export const AGENTIC_COLUMNS: readonly SummaryColumn[] = [
