@@ -1570,6 +1570,24 @@ export const BREAKS: readonly Break[] = [
     replace: 'agentic: false,',
     tests: ['test/agentic/pull.test.ts'],
   },
+  {
+    name: 'report-eval-summary-ignored',
+    kind: "an evaluation's page scores every folder from its lines, summary.json or not (report/evaluation.ts)",
+    claim: 'docs/commands/report.md: "A folder whose evaluation is still running or was killed (no `summary.json` yet) is reported from the episodes finished so far, and the page says so"',
+    file: 'src/report/evaluation.ts',
+    search: 'if (e.summary) return { summary: e.summary, computed: false };',
+    replace: 'if (e.summary && e.kind === "bfcl") return { summary: e.summary, computed: false };',
+    tests: ['test/report/evaluation.test.ts'],
+  },
+  {
+    name: 'report-eval-groups-by-finish',
+    kind: "an evaluation's browser lists groups in the order their episodes ended (report/evaluation.ts)",
+    claim: 'docs/commands/report.md: "an episode browser, per group"',
+    file: 'src/report/evaluation.ts',
+    search: 'const order = [...named.filter((g) => seen.has(g)), ...[...seen].filter((g) => !named.includes(g))];',
+    replace: 'const order = [...seen];',
+    tests: ['test/report/evaluation.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');

@@ -52,7 +52,7 @@ describe('flags declared once', () => {
         ['verify'],
         ['suite', 'results', 'groundTruth', 'split', 'json', 'out', 'diagnose', 'dataDir', 'tau2Data'],
       ],
-      [['report'], ['out', 'rollouts', 'maxChars']],
+      [['report'], ['out', 'rollouts', 'episodes', 'maxChars']],
       [
         ['experiment'],
         [

@@ -19,6 +19,12 @@ export const REPORT_SCHEMA = z
       .min(1)
       .default(DEFAULT_REPORT_OPTIONS.rolloutsPerRound)
       .describe('rollouts per round in the trajectory browser (fewer when a run has many rounds)'),
+    episodes: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_REPORT_OPTIONS.episodesPerGroup)
+      .describe("an evaluation's episodes per group (category, domain) in its browser"),
     maxChars: z
       .number()
       .int()
@@ -33,9 +39,9 @@ export function registerReport(program: Command): void {
   const cmd = program
     .command('report')
     .description(
-      'Write one self-contained HTML report (charts, interface timeline, trajectory browser) for one or several seal train runs',
+      'Write one self-contained HTML report for seal train runs (charts, interface timeline, trajectory browser) and seal eval folders (scores, episode browser)',
     )
-    .argument('<dirs...>', 'run folders written by seal train');
+    .argument('<dirs...>', 'run folders written by seal train, evaluation folders written by seal eval');
   addSettingOptions(cmd, REPORT_SETTINGS);
   cmd.action((dirs: string[], opts: Record<string, unknown>) => {
     const config = REPORT_SETTINGS.ofFlags(opts);
@@ -43,9 +49,13 @@ export function registerReport(program: Command): void {
       ...DEFAULT_REPORT_OPTIONS,
       rolloutsPerRound: config.rollouts,
       maxTextChars: config.maxChars,
+      episodesPerGroup: config.episodes,
     };
     const r = writeReport(dirs, config.out ?? defaultReportPath(dirs), options);
-    const rounds = r.runs.map((run) => `${run.name}: ${run.rounds.length} round(s)`).join(', ');
+    const rounds = [
+      ...r.runs.map((run) => `${run.name}: ${run.rounds.length} round(s)`),
+      ...r.evaluations.map((e) => `${e.name}: ${e.episodes.length} episode(s)`),
+    ].join(', ');
     console.log(`${r.path}: ${(r.bytes / 1024).toFixed(0)} KiB (${rounds})`);
   });
 }

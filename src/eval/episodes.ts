@@ -5,7 +5,7 @@
  *
  *   run.json        what was evaluated and how (a rerun with other settings is refused)
  *   episodes.jsonl  one line per finished (task, trial): reward, solved, why it ended, the
- *                   suite's breakdown and its record of the conversation
+ *                   suite's breakdown, its record of the conversation and the agent's chat
  *   summary.json    per group (τ²: domain) the average reward and pass^k, and their average;
  *                   summary.md the same as a table
  *
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { converse } from '../agent/conversation.js';
 import type { FormatAdapter } from '../agent/format.js';
 import type { Suite } from '../envs/suite.js';
-import type { Policy, SamplingOptions } from '../policy/policy.js';
+import type { ChatMessage, Policy, SamplingOptions } from '../policy/policy.js';
 import { readJsonLines, writeAtomic } from '../util/files.js';
 import {
   checkRunRecord,
@@ -75,6 +75,11 @@ export interface EpisodeRow {
   readonly completions: number;
   readonly detail: unknown;
   readonly record: unknown;
+  /**
+   * the chat as the agent saw and wrote it, after its system prompt (left out: it repeats the
+   * tools and the framing in every row); what `seal report` shows whatever the suite
+   */
+  readonly chat?: readonly ChatMessage[];
   /** false: an episode played for what later ones start from, not scored (BFCL memory's prerequisites) */
   readonly scored?: false;
 }
@@ -289,6 +294,7 @@ export async function runEpisodes(
           completions: played.completions,
           detail: verdict.detail,
           record,
+          chat: played.messages.filter((m) => m.role !== 'system'),
           ...(task?.scored === false ? { scored: false as const } : {}),
         };
         const line = JSON.stringify(row, pyReplacer);

@@ -7,8 +7,10 @@ import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/ta
 import type { Summary } from '../eval/summary.js';
 import { CUE_COMPONENT, CUE_GROUPS, type CueGroup } from '../seal/interface/state.js';
 import { LABELS, type Label } from '../seal/labels.js';
+import type { Trajectory } from '../seal/trajectory.js';
 import type { RolloutRecord } from '../train/record.js';
 import type { LoadedRun } from './load.js';
+import type { EvalEpisode } from './load-eval.js';
 
 export interface ReportOptions {
   /** rollouts shown per round in the trajectory browser */
@@ -17,12 +19,15 @@ export interface ReportOptions {
   readonly rolloutsPerRun: number;
   /** raw model text per step and tool output per call are cut after this many characters */
   readonly maxTextChars: number;
+  /** an evaluation's episodes shown per group (category, domain) */
+  readonly episodesPerGroup: number;
 }
 
 export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
   rolloutsPerRound: 12,
   rolloutsPerRun: 240,
   maxTextChars: 2000,
+  episodesPerGroup: 40,
 };
 
 export interface Series {
@@ -138,8 +143,49 @@ export interface RunPage {
   readonly browser: readonly BrowserRound[];
 }
 
+/** A chat message as the browser shows it: who, what was said, and the calls made (native tool calls). */
+export interface ChatLineView {
+  readonly role: string;
+  readonly content: string;
+  readonly calls: readonly string[];
+}
+
+/** An evaluation's episode as the browser shows it: what the record says, text cut. */
+export interface EpisodeView
+  extends Pick<EvalEpisode, 'taskId' | 'trial' | 'reward' | 'solved' | 'scored' | 'reason' | 'labels'> {
+  /** the verdict's breakdown as indented JSON, cut */
+  readonly detail?: string;
+  /** episode suites: the chat after the system prompt */
+  readonly chat?: readonly ChatLineView[];
+  /** BFCL: per turn and step */
+  readonly turns?: readonly TurnView[];
+}
+
+export interface EpisodeGroupView {
+  readonly group: string;
+  readonly total: number;
+  readonly solved: number;
+  readonly shown: readonly EpisodeView[];
+}
+
+export interface EvalPage {
+  readonly id: string;
+  readonly name: string;
+  readonly dir: string;
+  readonly color: string;
+  readonly facts: readonly (readonly [string, string])[];
+  readonly notes: readonly string[];
+  readonly scores: ScoreTable;
+  readonly browserNote: string;
+  readonly groups: readonly EpisodeGroupView[];
+}
+
 export interface PageData {
   readonly title: string;
+  /** `seal eval` folders given beside (or instead of) train runs */
+  readonly evaluations: readonly EvalPage[];
+  /** several evaluations' scores side by side */
+  readonly sideBySide?: ScoreTable;
   readonly generated: string;
   readonly runs: readonly RunPage[];
   readonly accuracy: readonly ChartSpec[];
@@ -148,7 +194,16 @@ export interface PageData {
 }
 
 /** Colour-blind-friendly (Okabe-Ito, then Tol) so several runs stay apart. */
-const RUN_COLORS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#882255', '#44aa99'];
+export const RUN_COLORS = [
+  '#0072b2',
+  '#d55e00',
+  '#009e73',
+  '#cc79a7',
+  '#e69f00',
+  '#56b4e9',
+  '#882255',
+  '#44aa99',
+];
 
 export const LABEL_COLORS: Readonly<Record<Label, string>> = {
   pass: '#4daf4a',
@@ -593,9 +648,9 @@ function timeline(run: LoadedRun): Timeline {
  * round has both (a failure-only sample would hide what worked), each part spread evenly over
  * the round's groups, then back in (group, sample) order.
  */
-export function sampleRollouts(all: readonly RolloutRecord[], cap: number): RolloutRecord[] {
+export function sampleRollouts<R extends { readonly reward: number }>(all: readonly R[], cap: number): R[] {
   if (all.length <= cap) return [...all];
-  const spread = (xs: readonly RolloutRecord[], n: number) =>
+  const spread = (xs: readonly R[], n: number) =>
     n >= xs.length ? [...xs] : Array.from({ length: n }, (_, i) => xs[Math.floor((i * xs.length) / n)]!);
   const wins = all.filter((r) => r.reward === 1);
   const losses = all.filter((r) => r.reward !== 1);
@@ -618,34 +673,39 @@ function rolloutView(r: RolloutRecord, max: number): RolloutView {
     completionTokens: r.completionTokens,
     labels: r.labels,
     forceQuit: r.trajectory.forceQuit,
-    // optional chaining below: a hand-edited or truncated trajectory should cost its details, not the report
-    turns: r.trajectory.turns.map((t, i) => ({
-      turn: t.turn,
-      ...(Array.isArray(t.request)
-        ? {
-            request: t.request.map((m) => ({
-              role: String(m?.role),
-              content: clipText(String(m?.content), max),
-            })),
-          }
-        : {}),
-      ...(r.labels[i] ? { label: r.labels[i] } : {}),
-      passed: t.check?.checked ? t.check.passed : null,
-      ...(t.check?.failure ? { failure: t.check.failure } : {}),
-      tools: t.availableTools?.length ?? 0,
-      steps: (t.steps ?? []).map((s) => ({
-        ...(typeof s.rawText === 'string' ? { rawText: clipText(s.rawText, max) } : {}),
-        ...(typeof s.parseError === 'string' ? { parseError: clipText(s.parseError, max) } : {}),
-        calls: (s.calls ?? []).map((c) => ({
-          call: clipText(String(c.call), max),
-          output: clipText(String(c.output), max),
-          executionError: c.executionError === true,
-          available: c.available !== false,
-          issues: (c.argumentIssues ?? []).map((x) => clipText(`${x.kind} ${x.argument}: ${x.message}`, max)),
-        })),
+    turns: turnViews(r.trajectory, r.labels, max),
+  };
+}
+
+/** A trajectory's turns as the browser shows them, text cut after `max` characters. */
+export function turnViews(trajectory: Trajectory, labels: readonly Label[], max: number): TurnView[] {
+  // optional chaining below: a hand-edited or truncated trajectory should cost its details, not the report
+  return trajectory.turns.map((t, i) => ({
+    turn: t.turn,
+    ...(Array.isArray(t.request)
+      ? {
+          request: t.request.map((m) => ({
+            role: String(m?.role),
+            content: clipText(String(m?.content), max),
+          })),
+        }
+      : {}),
+    ...(labels[i] ? { label: labels[i] } : {}),
+    passed: t.check?.checked ? t.check.passed : null,
+    ...(t.check?.failure ? { failure: t.check.failure } : {}),
+    tools: t.availableTools?.length ?? 0,
+    steps: (t.steps ?? []).map((s) => ({
+      ...(typeof s.rawText === 'string' ? { rawText: clipText(s.rawText, max) } : {}),
+      ...(typeof s.parseError === 'string' ? { parseError: clipText(s.parseError, max) } : {}),
+      calls: (s.calls ?? []).map((c) => ({
+        call: clipText(String(c.call), max),
+        output: clipText(String(c.output), max),
+        executionError: c.executionError === true,
+        available: c.available !== false,
+        issues: (c.argumentIssues ?? []).map((x) => clipText(`${x.kind} ${x.argument}: ${x.message}`, max)),
       })),
     })),
-  };
+  }));
 }
 
 const minutes = (ms: number): string => `${(ms / 60_000).toFixed(1)} min`;
@@ -831,6 +891,7 @@ export function buildPage(
       : `seal report: ${pages[0]?.name ?? ''}`,
     generated: now.toISOString(),
     runs: pages,
+    evaluations: [],
     accuracy: [...accuracyCharts(runs, pages), ...abstentionCharts(runs, pages)],
     accuracyNote:
       'Strict protocol (no training interface). Each run has two series, each named with its split and size: ' +

@@ -12,6 +12,9 @@ import { CLIENT_SCRIPT } from './client.js';
 import {
   type BrowserRound,
   type ChartSpec,
+  type ChatLineView,
+  type EpisodeView,
+  type EvalPage,
   LABEL_COLORS,
   type PageData,
   type RolloutView,
@@ -233,6 +236,50 @@ ${browserBlock(run.browser)}
 </section>`;
 }
 
+const chatLine = (m: ChatLineView) =>
+  html`${m.content !== '' || m.calls.length === 0 ? html`<pre class="msg" data-role="${m.role}">${m.content}</pre>` : ''}${m.calls.map((c) => html`<pre class="call-text">${c}</pre>`)}`;
+
+function episodeBlock(e: EpisodeView): Markup {
+  const mark = e.solved ? html`<span class="ok">✓</span>` : html`<span class="bad">✗</span>`;
+  return html`<details class="rollout"><summary>${mark} ${e.taskId} <span class="muted">(trial ${e.trial + 1}${e.scored ? '' : ', not scored'})</span> reward ${num(e.reward)}${e.reason ? ` · ended: ${e.reason}` : ''}${e.labels.length ? html` · ${e.labels.map(labelChip)}` : ''}</summary>${
+    e.turns ? e.turns.map(turnBlock) : ''
+  }${e.chat ? e.chat.map(chatLine) : ''}${
+    e.detail !== undefined
+      ? html`<details><summary>Verdict breakdown</summary><pre>${e.detail}</pre></details>`
+      : ''
+  }</details>`;
+}
+
+function evalSection(e: EvalPage): Markup {
+  return html`<section class="run-section eval-section" id="${e.id}" style="${`--run: ${e.color}`}">
+<h2><span class="swatch" style="${`background: ${e.color}`}"></span>${e.name} <span class="muted">(evaluation)</span></h2>
+${e.notes.map((n) => html`<div class="warn">${n}</div>`)}
+<table class="facts"><tbody>${e.facts.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
+<h3>Scores</h3>
+${scoresTable(e.scores)}
+<h3>Episode browser</h3>
+<p class="note">${e.browserNote} Click a group, then an episode.</p>
+${
+  e.groups.length === 0
+    ? html`<p class="nodata">no finished episode yet</p>`
+    : e.groups.map(
+        (g) =>
+          html`<details class="round"><summary>${g.group}: ${g.solved} of ${g.total} solved (${g.shown.length} shown)</summary>${g.shown.map(episodeBlock)}</details>`,
+      )
+}
+</section>`;
+}
+
+function trainBlocks(page: PageData): Markup {
+  if (page.runs.length === 0) return html``;
+  return html`<h2>Strict accuracy per category: test evaluations and validations</h2>
+<p class="note">${page.accuracyNote}</p>
+<div class="grid">${page.accuracy.map(chartBlock)}</div>
+<h2>Training</h2>
+<p class="note">One line per run. Rewards and shares are over each round's training rollouts (shown the training interface).</p>
+<div class="grid">${page.training.map(chartBlock)}</div>`;
+}
+
 export function renderReport(page: PageData, assets: Assets = loadAssets()): string {
   const charts = [...page.accuracy, ...page.training, ...page.runs.flatMap((r) => r.charts)].filter(
     (c) => c.x.length > 0 && c.series.length > 0,
@@ -244,14 +291,20 @@ export function renderReport(page: PageData, assets: Assets = loadAssets()): str
 <p class="runs-list">${page.runs.map(
     (r) =>
       html`<span><span class="swatch" style="${`background: ${r.color}`}"></span><a href="${`#${r.id}`}">${r.name}</a> <span class="muted">(${r.facts.find((f) => f[0] === 'method')?.[1]}, seed ${r.facts.find((f) => f[0] === 'seed')?.[1]})</span></span>`,
+  )}${page.evaluations.map(
+    (e) =>
+      html`<span><span class="swatch" style="${`background: ${e.color}`}"></span><a href="${`#${e.id}`}">${e.name}</a> <span class="muted">(evaluation: ${e.facts.find((f) => f[0] === 'model')?.[1]} on ${e.facts.find((f) => f[0] === 'suite')?.[1]})</span></span>`,
   )}</p>
-<h2>Strict accuracy per category: test evaluations and validations</h2>
-<p class="note">${page.accuracyNote}</p>
-<div class="grid">${page.accuracy.map(chartBlock)}</div>
-<h2>Training</h2>
-<p class="note">One line per run. Rewards and shares are over each round's training rollouts (shown the training interface).</p>
-<div class="grid">${page.training.map(chartBlock)}</div>
-${page.runs.map(runSection)}`;
+${trainBlocks(page)}
+${
+  page.sideBySide
+    ? html`<h2>Evaluations side by side</h2>
+<p class="note">Per group: BFCL multi-turn's accuracy %, or a suite's average reward x100 (τ², BFCL memory and web search); each evaluation's own tasks.</p>
+${scoresTable(page.sideBySide)}`
+    : ''
+}
+${page.runs.map(runSection)}
+${page.evaluations.map(evalSection)}`;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -17,6 +17,7 @@ import {
 } from '../train/record.js';
 import { UserError } from '../util/errors.js';
 import { readJsonLines } from '../util/files.js';
+import { evalKindOf, type LoadedEvaluation, loadEvaluation } from './load-eval.js';
 
 export class NotARunError extends UserError {
   override name = 'NotARunError';
@@ -113,21 +114,25 @@ function readSummary(dir: string): Summary | undefined {
   }
 }
 
-function readManifest(dir: string): RunManifest {
+/** run.json of a folder: a train run's manifest or an evaluation's record. */
+function readRecord(dir: string): unknown {
   if (!existsSync(dir)) throw new NotARunError(`${dir}: no such folder`);
-  if (!statSync(dir).isDirectory()) throw new NotARunError(`${dir} is a file, not a seal train run folder`);
+  if (!statSync(dir).isDirectory())
+    throw new NotARunError(`${dir} is a file, not a seal train or seal eval folder`);
   const path = join(dir, RUN_FILES.manifest);
   if (!existsSync(path)) {
     throw new NotARunError(
-      `${dir} is not a seal train run folder: it has no ${RUN_FILES.manifest} (the run manifest \`seal train\` writes first)`,
+      `${dir} is not a seal train or seal eval folder: it has no ${RUN_FILES.manifest} (the record both write first)`,
     );
   }
-  const m = readJson(path, dir);
+  return readJson(path, dir);
+}
+
+function checkManifest(dir: string, m: unknown): RunManifest {
   if (!isObject(m) || m.format !== RUN_FORMAT) {
     // a `seal eval` folder also has a run.json, whose `format` is the tool-call format
-    const evalRun = isObject(m) && 'model' in m && 'split' in m;
     throw new NotARunError(
-      evalRun
+      evalKindOf(dir, m)
         ? `${dir} is a \`seal eval\` folder, not a seal train run folder (its ${RUN_FILES.manifest} describes an evaluation)`
         : `${dir} is not a seal train run folder: its ${RUN_FILES.manifest} has no "format": "${RUN_FORMAT}"`,
     );
@@ -175,8 +180,24 @@ function readFinished(path: string): RunFinished | undefined {
   }
 }
 
+/** A folder `seal report` was given: a train run or an evaluation. */
+export type LoadedFolder =
+  | { readonly kind: 'train'; readonly run: LoadedRun }
+  | { readonly kind: 'eval'; readonly evaluation: LoadedEvaluation };
+
+export function loadFolder(dir: string): LoadedFolder {
+  const record = readRecord(dir);
+  if (isObject(record) && record.format === RUN_FORMAT) return { kind: 'train', run: loadRun(dir) };
+  const kind = evalKindOf(dir, record);
+  if (!kind)
+    throw new NotARunError(
+      `${dir} is not a seal train or seal eval folder: its ${RUN_FILES.manifest} is neither a run manifest (no "format": "${RUN_FORMAT}") nor an evaluation record (no "model" and "split")`,
+    );
+  return { kind: 'eval', evaluation: loadEvaluation(dir, record as Record<string, unknown>, kind) };
+}
+
 export function loadRun(dir: string): LoadedRun {
-  const manifest = readManifest(dir);
+  const manifest = checkManifest(dir, readRecord(dir));
   const { rows, dropped } = readJsonLines(join(dir, RUN_FILES.rounds), isRound);
   // A resumed run may repeat a round's line if it was killed between the append and the next
   // round; the later line is the one resume continued from.

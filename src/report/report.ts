@@ -1,15 +1,18 @@
-/** `seal report`: load the run folders, build the page, write one HTML file (atomically). */
+/** `seal report`: load the train runs and evaluation folders, build the page, write one HTML file (atomically). */
 import { join } from 'node:path';
 import { RUN_FILES } from '../train/record.js';
 import { writeAtomic } from '../util/files.js';
 import { buildPage, DEFAULT_REPORT_OPTIONS, type ReportOptions } from './data.js';
+import { withEvaluations } from './evaluation.js';
 import { renderReport } from './html.js';
-import { type LoadedRun, loadRun } from './load.js';
+import { type LoadedRun, loadFolder } from './load.js';
+import type { LoadedEvaluation } from './load-eval.js';
 
 export interface ReportResult {
   readonly path: string;
   readonly bytes: number;
   readonly runs: readonly LoadedRun[];
+  readonly evaluations: readonly LoadedEvaluation[];
 }
 
 /** One run: its own folder's report.html; several: report.html in the working directory. */
@@ -23,8 +26,10 @@ export function writeReport(
   options: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): ReportResult {
   // every folder is checked before anything is written, so a typo in the third costs nothing
-  const runs = dirs.map(loadRun);
-  const text = renderReport(buildPage(runs, options));
+  const folders = dirs.map(loadFolder);
+  const runs = folders.flatMap((f) => (f.kind === 'train' ? [f.run] : []));
+  const evaluations = folders.flatMap((f) => (f.kind === 'eval' ? [f.evaluation] : []));
+  const text = renderReport(withEvaluations(buildPage(runs, options), evaluations, options));
   writeAtomic(out, text);
-  return { path: out, bytes: Buffer.byteLength(text), runs };
+  return { path: out, bytes: Buffer.byteLength(text), runs, evaluations };
 }

@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORIES, CATEGORY_TITLES } from '../../src/envs/bfcl/data/tasks.js';
 import { turnMessages } from '../../src/envs/bfcl/episode.js';
@@ -12,18 +11,10 @@ import { escapeHtml, renderReport, scriptJson } from '../../src/report/html.js';
 import { type LoadedRun, loadRun } from '../../src/report/load.js';
 import type { RolloutRecord } from '../../src/train/record.js';
 import { buildDist, ROOT, seal } from '../support/cli.js';
+import { inReport } from '../support/report-page.js';
 import { HOSTILE_TEXT, writeRunFixture } from '../support/runFixture.js';
 import { tinyTrainFlags } from '../support/tiny-run.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = join(ROOT, 'test-results', 'report.png');
 const TRAIN_SCREENSHOT = join(ROOT, 'test-results', 'report-train.png');
 
@@ -64,13 +55,8 @@ describe('loading a run folder', () => {
   it('refuses folders that are not runs, naming the folder and what is missing (exit 2)', async () => {
     const notRun = await seal(['report', root]);
     expect(notRun.code).toBe(2);
-    expect(notRun.stderr).toContain(`${root} is not a seal train run folder: it has no run.json`);
+    expect(notRun.stderr).toContain(`${root} is not a seal train or seal eval folder: it has no run.json`);
     expect(notRun.stderr).not.toMatch(/\n\s+at /);
-
-    const evalFolder = join(runs.seal, 'eval-start');
-    const evalRun = await seal(['report', runs.seal, evalFolder, '--out', join(root, 'none.html')]);
-    expect(evalRun.code).toBe(2);
-    expect(evalRun.stderr).toContain(`${evalFolder} is a \`seal eval\` folder`);
 
     const badFlag = await seal(['report', runs.seal, '--rollouts', '0']);
     expect(badFlag.code).toBe(2);
@@ -251,103 +237,6 @@ describe('the size of the page', () => {
     expect(renderReport(page).length).toBeLessThan(8 << 20);
   });
 });
-
-interface ChartCheck {
-  readonly id: string;
-  readonly width: number;
-  readonly height: number;
-  /** pixels in a series' own colour: the data drawn, not just axes and grid */
-  readonly inked: number;
-  readonly rendered?: string;
-  /** series of the chart's spec with at least one value */
-  readonly withData: number;
-}
-
-interface PanelCheck {
-  readonly title: string;
-  readonly chart: boolean;
-  readonly note: string | null;
-}
-
-interface OpenReport {
-  readonly page: Page;
-  readonly charts: readonly ChartCheck[];
-  readonly panels: readonly PanelCheck[];
-}
-
-/**
- * Opens a report offline in headless Chromium, hands it to `look`, and then fails on anything the
- * page complained of meanwhile: a page error, a console error or warning, any request at all.
- */
-async function inReport(file: string, look: (r: OpenReport) => Promise<void>, screenshot?: string) {
-  const url = pathToFileURL(file).href;
-  const profile = mkdtempSync(join(tmpdir(), 'seal-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: CHROMIUM_ARGS,
-    headless: true,
-    viewport: { width: 1400, height: 1000 },
-  });
-  try {
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (q) => problems.push(`request failed: ${q.url()}`));
-    page.on('request', (q) => {
-      if (q.url() !== url) problems.push(`request: ${q.url()}`);
-    });
-    await page.goto(url, { waitUntil: 'load' });
-    // uPlot draws in a microtask after the page's script ran: let every chart's draw (or throw) happen
-    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
-    const charts = (await page.evaluate(`(() => {
-      const specs = JSON.parse(document.getElementById('report-data').textContent).charts;
-      const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
-      return [...document.querySelectorAll('.chart')].map((el) => {
-        const c = el.querySelector('canvas');
-        const spec = specs.find((s) => 'chart-' + s.id === el.id);
-        const withData = spec ? spec.series.filter((s) => s.values.some((v) => v !== null && isFinite(v))).length : 0;
-        if (!c || !spec) return { id: el.id, width: 0, height: 0, inked: 0, rendered: el.dataset.rendered, withData };
-        const colours = spec.series.map((s) => rgb(s.color));
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        let inked = 0;
-        for (let i = 0; i < d.length; i += 4) {
-          if (d[i + 3] < 250) continue;
-          if (colours.some(([r, g, b]) => Math.abs(d[i] - r) + Math.abs(d[i + 1] - g) + Math.abs(d[i + 2] - b) < 12)) inked++;
-        }
-        return { id: el.id, width: c.width, height: c.height, inked, rendered: el.dataset.rendered, withData };
-      });
-    })()`)) as ChartCheck[];
-    const panels = (await page.evaluate(`[...document.querySelectorAll('.panel')].map((p) => ({
-      title: p.querySelector('h4').textContent,
-      chart: !!p.querySelector('.chart canvas'),
-      note: p.querySelector('.nodata') ? p.querySelector('.nodata').textContent : null,
-    }))`)) as PanelCheck[];
-    for (const c of charts) {
-      expect(c, c.id).toMatchObject({ rendered: 'true' });
-      expect(c.withData, c.id).toBeGreaterThan(0);
-      expect(c.width, c.id).toBeGreaterThan(200);
-      expect(c.height, c.id).toBeGreaterThan(100);
-      // a lone point (a chart of one validation) is some 30 pixels
-      expect(c.inked, c.id).toBeGreaterThan(20);
-    }
-    // every panel is a drawn chart or says in a line why there is none: never an empty legend
-    for (const p of panels) expect(p.chart !== (p.note !== null), p.title).toBe(true);
-    for (const p of panels) if (p.note !== null) expect(p.note.length, p.title).toBeGreaterThan(10);
-    await look({ page, charts, panels });
-    if (screenshot) {
-      mkdirSync(join(ROOT, 'test-results'), { recursive: true });
-      await page.screenshot({ path: screenshot, fullPage: true });
-    }
-    expect(problems).toEqual([]);
-  } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
-  if (screenshot) expect(readFileSync(screenshot).subarray(1, 4).toString()).toBe('PNG');
-}
 
 /** the series labels of a chart in the page's data */
 async function seriesOf(page: Page, id: string): Promise<string[]> {
