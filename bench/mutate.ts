@@ -658,13 +658,13 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'eval-resume-tinker-rendering',
-    kind: "a Tinker evaluation's chat format not recorded, so a resume with another renderer or thinking mixes (cli/eval.ts)",
+    kind: "a Tinker evaluation's chat format not recorded, so a resume with another renderer or thinking mixes (cli/eval-policy.ts)",
     claim:
       'docs/commands/eval.md: "or, for `--policy tinker`, another chat format (`--renderer`, resolved) or `--thinking`"',
-    file: 'src/cli/eval.ts',
+    file: 'src/cli/eval-policy.ts',
     search: "...('renderer' in chosen ? { renderer: chosen.renderer, thinking: chosen.thinking } : {}),",
     replace: '',
-    tests: ['test/train/tinker.test.ts'],
+    tests: ['test/train/tinker.test.ts', 'test/eval/tau2-tinker.test.ts'],
   },
   {
     name: 'eval-force-ignored',
@@ -1573,7 +1573,8 @@ export const BREAKS: readonly Break[] = [
   {
     name: 'report-eval-summary-ignored',
     kind: "an evaluation's page scores every folder from its lines, summary.json or not (report/evaluation.ts)",
-    claim: 'docs/commands/report.md: "A folder whose evaluation is still running or was killed (no `summary.json` yet) is reported from the episodes finished so far, and the page says so"',
+    claim:
+      'docs/commands/report.md: "A folder whose evaluation is still running or was killed (no `summary.json` yet) is reported from the episodes finished so far, and the page says so"',
     file: 'src/report/evaluation.ts',
     search: 'if (e.summary) return { summary: e.summary, computed: false };',
     replace: 'if (e.summary && e.kind === "bfcl") return { summary: e.summary, computed: false };',
@@ -1584,9 +1585,19 @@ export const BREAKS: readonly Break[] = [
     kind: "an evaluation's browser lists groups in the order their episodes ended (report/evaluation.ts)",
     claim: 'docs/commands/report.md: "an episode browser, per group"',
     file: 'src/report/evaluation.ts',
-    search: 'const order = [...named.filter((g) => seen.has(g)), ...[...seen].filter((g) => !named.includes(g))];',
+    search:
+      'const order = [...named.filter((g) => seen.has(g)), ...[...seen].filter((g) => !named.includes(g))];',
     replace: 'const order = [...seen];',
     tests: ['test/report/evaluation.test.ts'],
+  },
+  {
+    name: 'episodes-resume-any-renderer',
+    kind: 'a τ² or agentic evaluation resumes under another chat format (eval/episodes.ts)',
+    claim: 'docs/tau2.md: "refusal of other settings"',
+    file: 'src/eval/episodes.ts',
+    search: "  'renderer',\n  'thinking',\n  'groups',",
+    replace: "  'thinking',\n  'groups',",
+    tests: ['test/eval/tau2-tinker.test.ts'],
   },
 ];
 

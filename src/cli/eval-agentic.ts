@@ -25,7 +25,7 @@ import type { EvalConfig } from '../eval/config.js';
 import { type EpisodeEvalConfig, type EpisodeRow, runEpisodes } from '../eval/episodes.js';
 import { UsageError } from '../util/errors.js';
 import { writeJsonLines } from '../util/files.js';
-import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
+import { chooseEvalPolicy, policyRecord } from './eval-policy.js';
 import { commaList, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 
@@ -164,17 +164,12 @@ export async function runAgenticEvalCommand(
   try {
     const config: EpisodeEvalConfig = {
       suite: 'bfcl-agentic',
-      policy: flags.policy,
-      model: chosen.model,
-      ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
-      format: chosen.format,
-      sampling: samplingOf(flags),
+      ...policyRecord(flags, chosen),
       groups: categories,
       split: flags.split,
       trials: 1,
       seed: flags.seed ?? 0,
       ...(usesVector ? { counterpart: { embeddingsModel: flags.embeddingsModel } } : {}),
-      ...('extraBody' in chosen && chosen.extraBody ? { extraBody: chosen.extraBody } : {}),
     };
     const outcome = await runEpisodes(suite, ids, chosen.policy, config, flags.out, {
       concurrency: flags.concurrency,

@@ -114,6 +114,35 @@ export function samplingOf(flags: EvalConfig): SamplingOptions {
   };
 }
 
+/**
+ * What a run record says of the policy, for every suite's evaluation: its kind, the model, where it
+ * was reached, the tool-call format, the sampling, a Tinker policy's chat format and thinking
+ * choice, and a server's extra request fields (a resume with any of them changed is refused).
+ */
+export function policyRecord(
+  flags: EvalConfig,
+  chosen: Awaited<ReturnType<typeof chooseEvalPolicy>>,
+): {
+  policy: string;
+  model: string;
+  baseUrl?: string;
+  format: ToolCallFormat;
+  sampling: SamplingOptions;
+  renderer?: string;
+  thinking?: string;
+  extraBody?: Record<string, unknown>;
+} {
+  return {
+    policy: flags.policy,
+    model: chosen.model,
+    ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
+    format: chosen.format,
+    sampling: samplingOf(flags),
+    ...('renderer' in chosen ? { renderer: chosen.renderer, thinking: chosen.thinking } : {}),
+    ...('extraBody' in chosen && chosen.extraBody ? { extraBody: chosen.extraBody } : {}),
+  };
+}
+
 /** The policy `--policy` names, with the run-config fields naming it; `close` when it holds resources. */
 export async function chooseEvalPolicy(flags: EvalConfig, concurrency: number) {
   return flags.policy === 'embedded'

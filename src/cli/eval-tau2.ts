@@ -12,7 +12,7 @@ import type { EvalConfig } from '../eval/config.js';
 import { type EpisodeEvalConfig, runEpisodes } from '../eval/episodes.js';
 import { OpenAiCompatiblePolicy } from '../policy/openai.js';
 import { UsageError } from '../util/errors.js';
-import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
+import { chooseEvalPolicy, policyRecord } from './eval-policy.js';
 import { commaList, parseUrlFlag } from './flags.js';
 import { progressBar } from './progress.js';
 
@@ -83,11 +83,7 @@ export async function runTau2EvalCommand(flags: EvalConfig, print: (s: string) =
     const seed = flags.seed ?? 300;
     const config: EpisodeEvalConfig = {
       suite: 'tau2',
-      policy: flags.policy,
-      model: chosen.model,
-      ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
-      format: chosen.format,
-      sampling: samplingOf(flags),
+      ...policyRecord(flags, chosen),
       groups: names,
       split: flags.split,
       trials: flags.trials,
@@ -98,7 +94,6 @@ export async function runTau2EvalCommand(flags: EvalConfig, print: (s: string) =
         maxSteps: flags.maxSteps,
         toolDocs: runtime.docs.available,
       },
-      ...('extraBody' in chosen && chosen.extraBody ? { extraBody: chosen.extraBody } : {}),
     };
     const outcome = await runEpisodes(
       suite,

@@ -5,7 +5,7 @@ import { abstentionText } from '../eval/abstention.js';
 import { EVAL_SETTINGS, type EvalConfig } from '../eval/config.js';
 import { type EvalRunConfig, runEval } from '../eval/run.js';
 import { parseCategories, refuseAgenticFlags, runAgenticEvalCommand } from './eval-agentic.js';
-import { chooseEvalPolicy, samplingOf } from './eval-policy.js';
+import { chooseEvalPolicy, policyRecord } from './eval-policy.js';
 import { addSettingOptions } from './flags.js';
 import { progressBar } from './progress.js';
 import { splitIds } from './verify.js';
@@ -43,7 +43,6 @@ export async function runEvalCommand(
   flags: EvalConfig & { suite: BfclData['suite'] },
   print: (s: string) => void,
 ): Promise<void> {
-  const sampling = samplingOf(flags);
   const concurrency = flags.concurrency;
   const chosen = await chooseEvalPolicy(flags, concurrency);
   try {
@@ -52,17 +51,7 @@ export async function runEvalCommand(
     const tasks = data.tasks.filter(
       (t) => ids.has(t.id) && (!categories || (categories as readonly string[]).includes(t.category)),
     );
-    const config: EvalRunConfig = {
-      suite: flags.suite,
-      policy: flags.policy,
-      model: chosen.model,
-      ...(chosen.baseUrl !== undefined ? { baseUrl: chosen.baseUrl } : {}),
-      format: chosen.format,
-      split: flags.split,
-      sampling,
-      ...('renderer' in chosen ? { renderer: chosen.renderer, thinking: chosen.thinking } : {}),
-      ...('extraBody' in chosen && chosen.extraBody ? { extraBody: chosen.extraBody } : {}),
-    };
+    const config: EvalRunConfig = { suite: flags.suite, ...policyRecord(flags, chosen), split: flags.split };
     const outcome = await runEval(data, tasks, chosen.policy, config, flags.out, {
       concurrency,
       progress: progressBar('eval'),

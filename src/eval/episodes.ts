@@ -38,6 +38,9 @@ export interface EpisodeEvalConfig {
   readonly baseUrl?: string;
   readonly format: string;
   readonly sampling: SamplingOptions;
+  /** a Tinker policy's chat format, resolved (never `auto`), and its enable_thinking choice */
+  readonly renderer?: string;
+  readonly thinking?: string;
   /** the groups (τ²: domains) and tasks selected */
   readonly groups: readonly string[];
   readonly split: string;
@@ -56,6 +59,8 @@ export const EPISODE_RESUME_KEYS = [
   'model',
   'format',
   'sampling',
+  'renderer',
+  'thinking',
   'groups',
   'split',
   'trials',
