@@ -53,9 +53,11 @@ export function registerReport(program: Command): void {
     };
     const r = writeReport(dirs, config.out ?? defaultReportPath(dirs), options);
     const rounds = [
-      ...r.runs.map((run) => `${run.name}: ${run.rounds.length} round(s)`),
-      ...r.evaluations.map((e) => `${e.name}: ${e.episodes.length} episode(s)`),
-    ].join(', ');
+      ...r.runs.map((run) => `${run.rounds.length} round(s)`),
+      ...r.evaluations.map((e) => `${e.episodes.length} episode(s)`),
+    ]
+      .map((what, i) => `${r.names[i]}: ${what}`)
+      .join(', ');
     console.log(`${r.path}: ${(r.bytes / 1024).toFixed(0)} KiB (${rounds})`);
   });
 }

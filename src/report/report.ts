@@ -13,6 +13,8 @@ export interface ReportResult {
   readonly bytes: number;
   readonly runs: readonly LoadedRun[];
   readonly evaluations: readonly LoadedEvaluation[];
+  /** what the page calls each run and evaluation, in order (names shared by two folders told apart) */
+  readonly names: readonly string[];
 }
 
 /** One run: its own folder's report.html; several: report.html in the working directory. */
@@ -29,7 +31,9 @@ export function writeReport(
   const folders = dirs.map(loadFolder);
   const runs = folders.flatMap((f) => (f.kind === 'train' ? [f.run] : []));
   const evaluations = folders.flatMap((f) => (f.kind === 'eval' ? [f.evaluation] : []));
-  const text = renderReport(withEvaluations(buildPage(runs, options), evaluations, options));
+  const page = withEvaluations(buildPage(runs, options), evaluations, options);
+  const text = renderReport(page);
   writeAtomic(out, text);
-  return { path: out, bytes: Buffer.byteLength(text), runs, evaluations };
+  const names = [...page.runs, ...page.evaluations].map((p) => p.name);
+  return { path: out, bytes: Buffer.byteLength(text), runs, evaluations, names };
 }
