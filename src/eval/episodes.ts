@@ -135,7 +135,7 @@ export function passHatK(successesPerTask: readonly number[], trials: number, k:
 }
 
 export function summariseEpisodes(
-  rows: readonly EpisodeRow[],
+  rows: readonly Pick<EpisodeRow, 'task_id' | 'group' | 'reward' | 'solved' | 'scored'>[],
   groups: readonly string[],
   config: { suite: string; model: string; trials: number },
   suite?: Pick<Suite, 'summarise' | 'columns'>,

@@ -5,7 +5,7 @@
  */
 import { basename, dirname, resolve } from 'node:path';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
-import { type EpisodeRow, type EpisodeSummary, summariseEpisodes } from '../eval/episodes.js';
+import { type EpisodeSummary, summariseEpisodes } from '../eval/episodes.js';
 import { type Summary, summarise } from '../eval/summary.js';
 import type { ChatMessage } from '../policy/policy.js';
 import {
@@ -62,6 +62,18 @@ function facts(e: LoadedEvaluation): [string, string][] {
   ];
 }
 
+/** the groups in the suite's order: BFCL's categories, or those run.json names, then any other played */
+function groupOrder(e: LoadedEvaluation): string[] {
+  const named =
+    e.kind === 'bfcl'
+      ? [...CATEGORIES]
+      : Array.isArray(e.config.groups)
+        ? (e.config.groups as unknown[]).map(String)
+        : [];
+  const played = new Set(e.episodes.map((x) => x.group));
+  return [...named, ...[...played].filter((g) => !named.includes(g))];
+}
+
 /** the scores as written at the end of the run, else computed here from the finished rows */
 function summaryOf(e: LoadedEvaluation): { summary: Summary | EpisodeSummary; computed: boolean } {
   if (e.summary) return { summary: e.summary, computed: false };
@@ -74,23 +86,16 @@ function summaryOf(e: LoadedEvaluation): { summary: Summary | EpisodeSummary; co
       ),
       computed: true,
     };
-  const groups = Array.isArray(e.config.groups)
-    ? (e.config.groups as unknown[]).map(String)
-    : [...new Set(e.episodes.map((x) => x.group))];
-  const rows = e.episodes.map(
-    (x) =>
-      ({
-        task_id: x.taskId,
-        group: x.group,
-        trial: x.trial,
-        reward: x.reward,
-        solved: x.solved,
-        ...(x.scored ? {} : { scored: false as const }),
-      }) as EpisodeRow,
-  );
+  const rows = e.episodes.map((x) => ({
+    task_id: x.taskId,
+    group: x.group,
+    reward: x.reward,
+    solved: x.solved,
+    ...(x.scored ? {} : { scored: false as const }),
+  }));
   const trials = typeof e.config.trials === 'number' ? e.config.trials : 1;
   return {
-    summary: summariseEpisodes(rows, groups, {
+    summary: summariseEpisodes(rows, groupOrder(e), {
       suite: str(e.config.suite),
       model: str(e.config.model),
       trials,
@@ -198,15 +203,9 @@ export function evalPage(
   options: ReportOptions,
 ): EvalPage & { readonly summary: Summary | EpisodeSummary } {
   const { summary, computed } = summaryOf(e);
-  // the suite's order (BFCL's categories, the groups run.json names), not the order episodes ended in
-  const named =
-    e.kind === 'bfcl'
-      ? (CATEGORIES as readonly string[])
-      : Array.isArray(e.config.groups)
-        ? (e.config.groups as unknown[]).map(String)
-        : [];
-  const seen = new Set(e.episodes.map((x) => x.group));
-  const order = [...named.filter((g) => seen.has(g)), ...[...seen].filter((g) => !named.includes(g))];
+  // the suite's order, not the order episodes ended in
+  const played = new Set(e.episodes.map((x) => x.group));
+  const order = groupOrder(e).filter((g) => played.has(g));
   const groups = order.map((group) => {
     const mine = e.episodes.filter((x) => x.group === group);
     return {

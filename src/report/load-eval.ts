@@ -49,8 +49,30 @@ export interface LoadedEvaluation {
   readonly summary?: Summary | EpisodeSummary;
 }
 
-const isObject = (x: unknown): x is Record<string, unknown> =>
+export const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** a BFCL evaluation's summary (the `seal verify --json` shape) */
+export const isSummary = (x: unknown): x is Summary =>
+  isObject(x) && typeof x.average === 'number' && isObject(x.categories);
+
+const isEpisodeSummary = (x: unknown): x is EpisodeSummary =>
+  isObject(x) && typeof x.average === 'number' && Array.isArray(x.groups);
+
+/** summary.json of an eval folder, or undefined when it is missing or unreadable */
+function readSummaryFile(dir: string): unknown {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** summary.json of a BFCL eval folder, or undefined when it is missing or not a summary */
+export function readSummary(dir: string): Summary | undefined {
+  const s = readSummaryFile(dir);
+  return isSummary(s) ? s : undefined;
+}
 
 /** Which kind of `seal eval` folder a run.json (and the files beside it) describe, or undefined. */
 export function evalKindOf(dir: string, record: unknown): LoadedEvaluation['kind'] | undefined {
@@ -64,21 +86,12 @@ const isResultRow = (r: unknown): r is EvalResultRow =>
 const isEpisodeRow = (r: unknown): r is EpisodeRow =>
   isObject(r) && typeof r.task_id === 'string' && typeof r.trial === 'number' && typeof r.reward === 'number';
 
-function readSummaryFile(dir: string): unknown {
-  try {
-    return JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 export function loadEvaluation(
   dir: string,
   record: Readonly<Record<string, unknown>>,
   kind: LoadedEvaluation['kind'],
 ): LoadedEvaluation {
   const base = { dir, name: basename(resolve(dir)), kind, config: record };
-  const summary = readSummaryFile(dir);
   if (kind === 'bfcl') {
     const { rows, dropped } = readJsonLines(join(dir, 'results.jsonl'), isResultRow);
     const episodes = rows.map(
@@ -95,8 +108,8 @@ export function loadEvaluation(
         trajectory: r.trajectory,
       }),
     );
-    const ok = isObject(summary) && typeof summary.average === 'number' && isObject(summary.categories);
-    return { ...base, episodes, dropped, ...(ok ? { summary: summary as unknown as Summary } : {}) };
+    const summary = readSummary(dir);
+    return { ...base, episodes, dropped, ...(summary ? { summary } : {}) };
   }
   const { rows, dropped } = readJsonLines(join(dir, 'episodes.jsonl'), isEpisodeRow);
   const episodes = rows.map(
@@ -113,6 +126,6 @@ export function loadEvaluation(
       ...(Array.isArray(r.chat) ? { chat: r.chat } : {}),
     }),
   );
-  const ok = isObject(summary) && typeof summary.average === 'number' && Array.isArray(summary.groups);
-  return { ...base, episodes, dropped, ...(ok ? { summary: summary as unknown as EpisodeSummary } : {}) };
+  const summary = readSummaryFile(dir);
+  return { ...base, episodes, dropped, ...(isEpisodeSummary(summary) ? { summary } : {}) };
 }

@@ -17,7 +17,14 @@ import {
 } from '../train/record.js';
 import { UserError } from '../util/errors.js';
 import { readJsonLines } from '../util/files.js';
-import { evalKindOf, type LoadedEvaluation, loadEvaluation } from './load-eval.js';
+import {
+  evalKindOf,
+  isObject,
+  isSummary,
+  type LoadedEvaluation,
+  loadEvaluation,
+  readSummary,
+} from './load-eval.js';
 
 export class NotARunError extends UserError {
   override name = 'NotARunError';
@@ -70,9 +77,6 @@ export interface LoadedRun {
   readonly rollouts: readonly RoundRollouts[];
 }
 
-const isObject = (x: unknown): x is Record<string, unknown> =>
-  typeof x === 'object' && x !== null && !Array.isArray(x);
-
 const isRound = (x: unknown): x is RoundRecord =>
   isObject(x) &&
   Number.isInteger(x.round) &&
@@ -91,26 +95,11 @@ const isRollout = (x: unknown): x is RolloutRecord =>
   isObject(x.trajectory) &&
   Array.isArray((x.trajectory as Record<string, unknown>).turns);
 
-const isSummary = (x: unknown): x is Summary =>
-  isObject(x) && typeof x.average === 'number' && isObject(x.categories);
-
 function readJson(path: string, what: string): unknown {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as unknown;
   } catch (e) {
     throw new NotARunError(`${what}: cannot read ${path} (${(e as Error).message})`);
-  }
-}
-
-/** summary.json of an eval run folder, or undefined when it is missing or not a summary */
-function readSummary(dir: string): Summary | undefined {
-  const path = join(dir, 'summary.json');
-  if (!existsSync(path)) return undefined;
-  try {
-    const s = JSON.parse(readFileSync(path, 'utf8')) as unknown;
-    return isSummary(s) ? s : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -187,7 +176,8 @@ export type LoadedFolder =
 
 export function loadFolder(dir: string): LoadedFolder {
   const record = readRecord(dir);
-  if (isObject(record) && record.format === RUN_FORMAT) return { kind: 'train', run: loadRun(dir) };
+  if (isObject(record) && record.format === RUN_FORMAT)
+    return { kind: 'train', run: loadManifestedRun(dir, checkManifest(dir, record)) };
   const kind = evalKindOf(dir, record);
   if (!kind)
     throw new NotARunError(
@@ -197,7 +187,10 @@ export function loadFolder(dir: string): LoadedFolder {
 }
 
 export function loadRun(dir: string): LoadedRun {
-  const manifest = checkManifest(dir, readRecord(dir));
+  return loadManifestedRun(dir, checkManifest(dir, readRecord(dir)));
+}
+
+function loadManifestedRun(dir: string, manifest: RunManifest): LoadedRun {
   const { rows, dropped } = readJsonLines(join(dir, RUN_FILES.rounds), isRound);
   // A resumed run may repeat a round's line if it was killed between the append and the next
   // round; the later line is the one resume continued from.
