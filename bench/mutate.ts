@@ -1585,9 +1585,8 @@ export const BREAKS: readonly Break[] = [
     kind: "an evaluation's browser lists groups in the order their episodes ended (report/evaluation.ts)",
     claim: 'docs/commands/report.md: "an episode browser, per group"',
     file: 'src/report/evaluation.ts',
-    search:
-      'const order = [...named.filter((g) => seen.has(g)), ...[...seen].filter((g) => !named.includes(g))];',
-    replace: 'const order = [...seen];',
+    search: 'return [...named, ...[...played].filter((g) => !named.includes(g))];',
+    replace: 'return [...played];',
     tests: ['test/report/evaluation.test.ts'],
   },
   {
@@ -1598,6 +1597,24 @@ export const BREAKS: readonly Break[] = [
     search: "  'renderer',\n  'thinking',\n  'groups',",
     replace: "  'thinking',\n  'groups',",
     tests: ['test/eval/tau2-tinker.test.ts'],
+  },
+  {
+    name: 'reveal-without-tools',
+    kind: 'the agent loop shows a turn that reveals tools without them (agent/conversation.ts)',
+    claim: 'docs/architecture.md: "has its user message shown with those tools as the format writes them"',
+    file: 'src/agent/conversation.ts',
+    search: "content: added ? format.addedFunctionsMessage(added, i.content) : i.content",
+    replace: 'content: i.content',
+    tests: ['test/envs/suite.test.ts', 'test/agent/rollout.test.ts'],
+  },
+  {
+    name: 'bfcl-runs-structured-copy',
+    kind: "BFCL's episode runs the loop's structured copy of the calls, not what was written (envs/bfcl/suite.ts)",
+    claim: 'docs/architecture.md: "so it judges what was written"',
+    file: 'src/envs/bfcl/suite.ts',
+    search: '(message.callText ?? message.calls.map(callStringOf))',
+    replace: 'message.calls.map(callStringOf)',
+    tests: ['test/agent/rollout.test.ts', 'test/eval/official-decoding.test.ts'],
   },
 ];
 

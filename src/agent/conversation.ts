@@ -1,19 +1,42 @@
 /**
- * The agent side of any suite's episode (envs/suite.ts): a policy in a tool-call format plays the
- * conversation to its end. The chat it is shown: the format's system prompt around the suite's
- * framing, followed by the episode's instructions (as the reference's prompting models have
- * BFCL's prompt first and the task's system message after it), then each input as it came (its own earlier messages, the user's, tool results in the
- * format's way). Each completion is decoded by the format (parsed, never evaluated) and sent to
- * the episode; output that does not decode is what the agent said, as text, since a user-facing
- * suite has no channel for format errors.
+ * The one agent loop: a policy in a tool-call format plays any suite's episode (envs/suite.ts) to
+ * its end. The chat it is shown: the format's system prompt around the suite's framing, followed
+ * by the episode's instructions (as the reference's prompting models have BFCL's prompt first and
+ * the task's system message after it), then each input as it came (its own earlier messages, the
+ * user's, tool results in the format's way). Each completion is decoded by the format (parsed,
+ * never evaluated) and sent to the episode with the calls both structured and as written; output
+ * that does not decode goes as what was written, with why, and the suite decides what it means
+ * (a user-facing suite hears it as text; BFCL ends the turn, or answers it for a retry in training).
  */
 import { calleeName, literalValue, parsePythonExpression } from '../envs/bfcl/calls/parse.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { PyDict } from '../envs/py/values.js';
-import type { AgentCall, AgentInput, Episode, Observation } from '../envs/suite.js';
-import type { ChatMessage, Completion, Policy, SamplingOptions } from '../policy/policy.js';
+import type { AgentCall, Episode, MessageMeta, Observation, Opening } from '../envs/suite.js';
+import {
+  type ChatMessage,
+  type Completion,
+  type CompletionRequest,
+  type Policy,
+  SampleFailedError,
+  type SamplingOptions,
+} from '../policy/policy.js';
 import type { FormatAdapter } from './format.js';
 import { toolCallIds } from './formats/native.js';
+
+/**
+ * How the conversation is shown to the policy in place of what the episode gives (SEAL's
+ * training-time interface): the tools' schemas, the system prompt, tool results, and help after
+ * output that did not decode. What the agent does, and what the episode answers, never change.
+ */
+export interface ConversationView {
+  tools(tools: readonly OpenAiTool[]): readonly OpenAiTool[];
+  /** the system prompt shown, from the format's (built on the tools as shown) */
+  system(prompt: string): string;
+  /** the `index`-th result of the calls just sent, as shown (`call`: the call as the format decoded it) */
+  toolResult(content: string, call: string, index: number): string;
+  /** help added to the suite's answer to output that did not decode */
+  formatHelp(error: string): string | undefined;
+}
 
 export interface ConversationOptions {
   readonly format: FormatAdapter;
@@ -21,14 +44,30 @@ export interface ConversationOptions {
   readonly signal?: AbortSignal;
   /** told after each completion (progress, costs) */
   readonly onCompletion?: (completion: Completion) => void;
+  /** the view for this episode, chosen once it has opened (a prompt budget may trim it to fit) */
+  readonly view?: (opening: Opening) => ConversationView | undefined;
+  /**
+   * told, before each completion, the request the episode as it is would make at this point of
+   * the same conversation: the same actions and answers shown without the view (SEAL's guided
+   * update trains the policy on that rendering)
+   */
+  readonly onOriginalRequest?: (request: CompletionRequest) => void;
+  /**
+   * a sample that fails for good (`SampleFailedError`): `throw` (the default; an evaluation stops
+   * and can be continued) or `end` (training: the episode is aborted there, the reason is kept in
+   * `sampleFailure`, and the round goes on)
+   */
+  readonly onSampleFailure?: 'throw' | 'end';
 }
 
 export interface ConversationResult {
-  /** how the conversation ended, in the suite's words */
+  /** how the conversation ended, in the suite's words (`sample_failed` for a sample that failed for good) */
   readonly reason: string | undefined;
   /** the chat the policy saw and wrote */
   readonly messages: readonly ChatMessage[];
   readonly completions: number;
+  /** the sampler's reason, when a sample failed for good and ended the conversation */
+  readonly sampleFailure?: string;
 }
 
 /** A call string the formats decode to (`name(a=1, b='x')`) as the tool's name and its keyword arguments. */
@@ -46,13 +85,53 @@ export function callParts(call: string): { name: string; arguments: PyDict } {
   return { name, arguments: args };
 }
 
-function inputMessages(inputs: readonly AgentInput[]): ChatMessage[] {
-  return inputs
-    .filter((i) => i.kind !== 'tool')
-    .map(
-      (i): ChatMessage =>
-        i.kind === 'user' ? { role: 'user', content: i.content } : { role: 'assistant', content: i.content },
-    );
+/**
+ * The chat messages of an observation's user and assistant inputs; a user message that comes with
+ * revealed tools is shown with the tools as the format writes them (as they are, not as a view
+ * shows them: the reference reveals them so).
+ */
+function inputMessages(obs: Observation, format: FormatAdapter): ChatMessage[] {
+  const added = obs.toolsAdded?.map((t) => t as OpenAiTool);
+  return obs.inputs.flatMap((i): ChatMessage[] => {
+    if (i.kind === 'user')
+      return [{ role: 'user', content: added ? format.addedFunctionsMessage(added, i.content) : i.content }];
+    return i.kind === 'assistant' ? [{ role: 'assistant', content: i.content }] : [];
+  });
+}
+
+/** The system prompt: the format's around the suite's framing (through the view), then the episode's instructions. */
+function systemMessage(
+  format: FormatAdapter,
+  opening: Opening,
+  view: ConversationView | undefined,
+): ChatMessage {
+  const tools = opening.tools.map((t) => t as OpenAiTool);
+  const prompt = view
+    ? view.system(format.systemPrompt(view.tools(tools), opening.framing))
+    : format.systemPrompt(tools, opening.framing);
+  return {
+    role: 'system',
+    content: [prompt, opening.instructions].filter((s): s is string => Boolean(s)).join('\n\n'),
+  };
+}
+
+/** The chat of an episode's first request: what a prompt budget is measured on. */
+export function openingChat(format: FormatAdapter, opening: Opening, view?: ConversationView): ChatMessage[] {
+  return [systemMessage(format, opening, view), ...inputMessages(opening, format)];
+}
+
+/** What the sampler reported of a completion, as a suite's trace keeps it. */
+export function completionMeta(c: Completion): MessageMeta {
+  const raw = c.toolCalls?.length
+    ? `${c.text}${c.text ? '\n' : ''}${c.toolCalls.map((t) => JSON.stringify({ name: t.function.name, arguments: t.function.arguments })).join('\n')}`
+    : c.text;
+  return {
+    rawText: raw,
+    latencyMs: c.latencyMs,
+    ...(c.tokenIds ? { tokenIds: c.tokenIds } : {}),
+    ...(c.logprobs ? { logprobs: c.logprobs } : {}),
+    ...(c.usage ? { usage: c.usage } : {}),
+  };
 }
 
 /** Play `episode` to its end with `policy`. */
@@ -63,27 +142,35 @@ export async function converse(
 ): Promise<ConversationResult> {
   const { format } = options;
   const opening = await episode.open(options.signal);
+  const view = options.view?.(opening);
   let tools: OpenAiTool[] = opening.tools.map((t) => t as OpenAiTool);
-  const messages: ChatMessage[] = [
-    {
-      role: 'system',
-      content: [format.systemPrompt(tools, opening.framing), opening.instructions]
-        .filter((s): s is string => Boolean(s))
-        .join('\n\n'),
-    },
-    ...inputMessages(opening.inputs),
-  ];
+  const messages: ChatMessage[] = openingChat(format, opening, view);
+  // the same conversation without the view, kept beside it when asked for
+  const original: ChatMessage[] | undefined =
+    view && options.onOriginalRequest ? openingChat(format, opening) : undefined;
+  const request = (chat: readonly ChatMessage[], shown: readonly OpenAiTool[]): CompletionRequest => {
+    const requestTools = format.requestTools(shown);
+    return { ...options.sampling, messages: [...chat], ...(requestTools ? { tools: requestTools } : {}) };
+  };
   let obs: Observation = opening;
   let completions = 0;
   while (!obs.done) {
-    const requestTools = format.requestTools(tools);
-    const completion = await policy.complete(
-      { ...options.sampling, messages, ...(requestTools ? { tools: requestTools } : {}) },
-      options.signal,
-    );
+    if (original) options.onOriginalRequest!(request(original, tools));
+    let completion: Completion;
+    try {
+      completion = await policy.complete(
+        { ...request(messages, view ? view.tools(tools) : tools), messages },
+        options.signal,
+      );
+    } catch (e) {
+      if (!(e instanceof SampleFailedError) || options.onSampleFailure !== 'end') throw e;
+      episode.abort('sample_failed');
+      return { reason: 'sample_failed', messages, completions, sampleFailure: e.message };
+    }
     completions++;
     options.onCompletion?.(completion);
     messages.push(format.assistantMessage(completion));
+    original?.push(format.assistantMessage(completion));
     const decoded = format.decode(completion);
     let calls: AgentCall[] = [];
     let text: string | null = completion.text === '' ? null : completion.text;
@@ -96,7 +183,8 @@ export async function converse(
           ...callParts(c),
         }));
       } catch {
-        // calls the suite cannot take (positional or computed arguments): what was written is said
+        // calls a suite of structured calls cannot take (positional or computed arguments): what
+        // was written is said (a suite that runs call text reads `callText`)
         calls = [];
         text = completion.text;
       }
@@ -104,17 +192,40 @@ export async function converse(
       if (calls.length > 0 && !completion.toolCalls?.length) text = null;
     }
     if (calls.length === 0 && text === null && decoded.kind === 'parse_error') text = completion.text;
-    obs = await episode.send({ text, calls }, options.signal);
+    obs = await episode.send(
+      {
+        text,
+        calls,
+        ...(decoded.kind === 'calls' ? { callText: decoded.calls } : {}),
+        ...(decoded.kind === 'parse_error' ? { unparsed: decoded.error } : {}),
+        meta: completionMeta(completion),
+      },
+      options.signal,
+    );
     const results = obs.inputs.filter((i) => i.kind === 'tool');
-    if (results.length > 0 && decoded.kind === 'calls')
-      messages.push(
+    if (results.length > 0 && decoded.kind === 'calls') {
+      const shown = results.map((r, i) =>
+        view ? view.toolResult(r.content, decoded.calls[i]!, i) : r.content,
+      );
+      messages.push(...format.toolResultMessages(completion, decoded, shown));
+      original?.push(
         ...format.toolResultMessages(
           completion,
           decoded,
           results.map((r) => r.content),
         ),
       );
-    messages.push(...inputMessages(obs.inputs));
+    }
+    const refused = obs.inputs.find((i) => i.kind === 'format_error');
+    if (refused) {
+      const help = view?.formatHelp(refused.content);
+      messages.push(
+        ...format.parseErrorMessage(completion, help ? `${refused.content}\n${help}` : refused.content),
+      );
+      original?.push(...format.parseErrorMessage(completion, refused.content));
+    }
+    messages.push(...inputMessages(obs, format));
+    original?.push(...inputMessages(obs, format));
     if (obs.toolsAdded) tools = [...tools, ...obs.toolsAdded.map((t) => t as OpenAiTool)];
   }
   return { reason: obs.reason, messages, completions };

@@ -6,7 +6,6 @@
  * (BFCL prompting style `[func(arg=value), ...]`), formats/compact.ts (the same calls, tools as
  * one-line signatures, for small contexts).
  */
-import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion } from '../policy/policy.js';
 import type { SchemaShown } from '../seal/interface.js';
@@ -48,8 +47,8 @@ export interface FormatAdapter {
   systemPrompt(tools: readonly OpenAiTool[], framing?: string): string;
   /** what goes in the request's `tools` field (native only) */
   requestTools(tools: readonly OpenAiTool[]): readonly OpenAiTool[] | undefined;
-  /** the user message of the miss_func turn that reveals held-out functions */
-  addedFunctionsMessage(added: readonly FunctionDoc[], fixedText: string): string;
+  /** the user message that reveals tools held out so far (BFCL's miss_func turn): the tools, then the message */
+  addedFunctionsMessage(added: readonly OpenAiTool[], fixedText: string): string;
   /** a completion -> call strings, a text answer, or a parse error (with the reason) */
   decode(completion: Completion): DecodedStep;
   /** the assistant message to append to the history for this completion */

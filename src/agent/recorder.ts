@@ -5,6 +5,8 @@
  */
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { BfclEpisode, type EpisodeOptions, type StepOutcome } from '../envs/bfcl/episode.js';
+import type { PlayedStep } from '../envs/bfcl/suite.js';
+import type { MessageMeta } from '../envs/suite.js';
 import type { StepRecord, Trajectory } from '../seal/trajectory.js';
 import { assembleTrajectory, CallRecorder, checkerFailure, checkWithDetail } from './trajectory.js';
 
@@ -14,13 +16,7 @@ export type DecodedStep =
   | { readonly kind: 'text' }
   | { readonly kind: 'parse_error'; readonly error: string };
 
-export interface StepMeta {
-  readonly rawText?: string;
-  readonly tokenIds?: readonly number[];
-  readonly logprobs?: readonly number[];
-  readonly latencyMs?: number;
-  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
-}
+export type StepMeta = MessageMeta;
 
 export class EpisodeRecorder {
   readonly episode: BfclEpisode;
@@ -48,22 +44,43 @@ export class EpisodeRecorder {
    * inference loop), but the parse error is kept as evidence.
    */
   step(decoded: DecodedStep, meta: StepMeta = {}): StepOutcome {
-    const available = new Set(this.episode.observe().functions.map((f) => f.name));
+    const turn = this.episode.turn;
+    const available = this.available();
     const calls = decoded.kind === 'calls' ? decoded.calls : [];
     const outcome = this.episode.act(calls);
-    const record: StepRecord = {
-      ...meta,
-      ...(decoded.kind === 'parse_error' ? { parseError: decoded.error } : {}),
-      calls: calls.map((c, i) => this.recorder.record(c, outcome.results[i]!, available)),
-    };
-    this.steps[this.episode.turn]!.push(record);
+    this.played({
+      turn,
+      calls,
+      results: outcome.results,
+      available,
+      ...(decoded.kind === 'parse_error' ? { unparsed: decoded.error } : {}),
+      meta,
+    });
     return outcome;
+  }
+
+  /** the names of the tools the policy may call now */
+  private available(): Set<string> {
+    return new Set(this.episode.observe().functions.map((f) => f.name));
+  }
+
+  /**
+   * Record a step the episode played (`BfclSuiteEpisode`'s `onStep`): its calls' evidence, the
+   * sampler's facts, and output that did not decode.
+   */
+  played(step: PlayedStep): void {
+    const record: StepRecord = {
+      ...step.meta,
+      ...(step.unparsed !== undefined ? { parseError: step.unparsed } : {}),
+      calls: step.calls.map((c, i) => this.recorder.record(c, step.results[i]!, step.available)),
+    };
+    while (this.steps.length <= step.turn) this.steps.push([]);
+    this.steps[step.turn]!.push(record);
   }
 
   /** The step recorded last in the current turn. */
   lastStep(): StepRecord | undefined {
-    const turn = this.steps[this.episode.turn]!;
-    return turn[turn.length - 1];
+    return this.steps[this.episode.turn]?.at(-1);
   }
 
   /**
@@ -73,14 +90,23 @@ export class EpisodeRecorder {
    * turn's step limit; ask `episode.canRetry` first.
    */
   rejectStep(error: string, meta: StepMeta = {}): void {
+    const available = this.available();
     this.episode.reject();
-    this.steps[this.episode.turn]!.push({ ...meta, parseError: error, calls: [] });
+    this.played({
+      turn: this.episode.turn,
+      calls: [],
+      results: [],
+      available,
+      unparsed: error,
+      retried: true,
+      meta,
+    });
   }
 
   /** Advance to the next user turn; false when the dialogue is over. */
   nextTurn(): boolean {
     const more = this.episode.nextTurn();
-    if (more) this.steps.push([]);
+    if (more) while (this.steps.length <= this.episode.turn) this.steps.push([]);
     return more;
   }
 

@@ -32,10 +32,29 @@ export interface AgentCall {
   readonly arguments: PyDict;
 }
 
+/** What the sampler reported of a message, for suites that keep a trace of each step. */
+export interface MessageMeta {
+  /** the output as written (native calls as JSON lines after the text) */
+  readonly rawText?: string;
+  readonly tokenIds?: readonly number[];
+  readonly logprobs?: readonly number[];
+  readonly latencyMs?: number;
+  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number };
+}
+
 /** The agent's message: text, calls, or both (a suite decides what both means). */
 export interface AgentMessage {
   readonly text: string | null;
   readonly calls: readonly AgentCall[];
+  /**
+   * every call in Python call syntax as the format decoded it, those `calls` could not hold
+   * (positional or computed arguments) included: a suite whose executor runs call text (BFCL)
+   * plays these, so it judges what was written, not a cleaned-up copy
+   */
+  readonly callText?: readonly string[];
+  /** the output did not decode into calls: why (`text` is what was written) */
+  readonly unparsed?: string;
+  readonly meta?: MessageMeta;
 }
 
 /** What reaches the agent. */
@@ -49,7 +68,12 @@ export type AgentInput =
       readonly name: string;
       readonly content: string;
       readonly error: boolean;
-    };
+    }
+  /**
+   * the suite's answer to output that did not decode, leaving the turn open for another try (BFCL's
+   * training protocol); the format says it in its own way
+   */
+  | { readonly kind: 'format_error'; readonly content: string };
 
 export interface Observation {
   readonly inputs: readonly AgentInput[];
@@ -57,7 +81,10 @@ export interface Observation {
   readonly done: boolean;
   /** why it ended, in the suite's words (τ²: `user_stop`, `max_steps`, ...) */
   readonly reason?: string;
-  /** tools that became available with this observation (BFCL's held-out functions) */
+  /**
+   * tools that became available with this observation (BFCL's held-out functions); the user
+   * message that comes with them is shown with the tools as the format writes them
+   */
   readonly toolsAdded?: readonly SuiteTool[];
 }
 

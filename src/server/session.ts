@@ -15,7 +15,7 @@ import type { TrainingInterface } from '../agent/rollout.js';
 import type { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, type TurnObservation } from '../envs/bfcl/episode.js';
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import { type OpenAiTool, toOpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../policy/policy.js';
 import { diagnose, type TurnDiagnosis } from '../seal/diagnosis.js';
 import {
@@ -164,7 +164,10 @@ export class ServeSession {
       return [
         {
           role: 'user',
-          content: this.format.addedFunctionsMessage(obs.functionsAdded, ADDITIONAL_FUNCTION_MESSAGE),
+          content: this.format.addedFunctionsMessage(
+            obs.functionsAdded.map(toOpenAiTool),
+            ADDITIONAL_FUNCTION_MESSAGE,
+          ),
         },
       ];
     // The reference's clients expect exactly one user message per observation.

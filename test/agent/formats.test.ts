@@ -236,7 +236,7 @@ describe('native format', () => {
   });
 
   it('reveals added functions with the fixed sentence only (the tools arrive in `tools`)', () => {
-    const added = [data.docs.get('sort')!.doc];
+    const added = [data.docs.get('sort')!.doc].map(toOpenAiTool);
     expect(native.addedFunctionsMessage(added, ADDITIONAL_FUNCTION_MESSAGE)).toBe(
       ADDITIONAL_FUNCTION_MESSAGE,
     );
@@ -389,13 +389,13 @@ describe('hermes format', () => {
   });
 
   it('reveals added functions with their schemas, then the fixed sentence', () => {
-    const added = [data.docs.get('sort')!.doc, data.docs.get('wc')!.doc];
+    const added = [data.docs.get('sort')!.doc, data.docs.get('wc')!.doc].map(toOpenAiTool);
     const msg = hermes.addedFunctionsMessage(added, ADDITIONAL_FUNCTION_MESSAGE);
     expect(msg.endsWith(`</tools>\n${ADDITIONAL_FUNCTION_MESSAGE}`)).toBe(true);
     const lines = msg.split('\n');
     expect(lines[0]).toBe('<tools>');
-    expect(JSON.parse(lines[1]!)).toEqual(toOpenAiTool(added[0]!));
-    expect(JSON.parse(lines[2]!)).toEqual(toOpenAiTool(added[1]!));
+    expect(JSON.parse(lines[1]!)).toEqual(added[0]);
+    expect(JSON.parse(lines[2]!)).toEqual(added[1]);
   });
 });
 
@@ -504,11 +504,11 @@ describe('python format', () => {
   });
 
   it('reveals added functions as the docs JSON, a newline, then the fixed sentence', () => {
-    const added = [data.docs.get('sort')!.doc];
+    const added = [data.docs.get('sort')!.doc].map(toOpenAiTool);
     const msg = python.addedFunctionsMessage(added, ADDITIONAL_FUNCTION_MESSAGE);
     const [json, sentence] = [msg.slice(0, msg.lastIndexOf('\n')), msg.slice(msg.lastIndexOf('\n') + 1)];
     expect(sentence).toBe(ADDITIONAL_FUNCTION_MESSAGE);
-    expect(JSON.parse(json)).toEqual([toOpenAiTool(added[0]!).function]);
+    expect(JSON.parse(json)).toEqual([added[0]!.function]);
   });
 });
 
@@ -570,9 +570,9 @@ describe('compact format', () => {
     expect(compact.toolResultMessages(c, d, ['1', '2'])).toEqual(python.toolResultMessages(c, d, ['1', '2']));
     expectParseError(compact.decode(text("[cd(folder='a'")));
     expect(compact.decode(text('No function fits.'))).toEqual({ kind: 'text' });
-    const added = [data.docs.get('sort')!.doc];
+    const added = [data.docs.get('sort')!.doc].map(toOpenAiTool);
     expect(compact.addedFunctionsMessage(added, ADDITIONAL_FUNCTION_MESSAGE)).toBe(
-      `${compactToolLine(toOpenAiTool(added[0]!))}\n${ADDITIONAL_FUNCTION_MESSAGE}`,
+      `${compactToolLine(added[0]!)}\n${ADDITIONAL_FUNCTION_MESSAGE}`,
     );
   });
 });

@@ -6,6 +6,7 @@ import { formatAdapter } from '../../src/agent/formats/index.js';
 import { rollout } from '../../src/agent/rollout.js';
 import { trajectoryFromCalls } from '../../src/agent/trajectory.js';
 import { ADDITIONAL_FUNCTION_MESSAGE } from '../../src/envs/bfcl/episode.js';
+import { TaskEnvironment } from '../../src/envs/bfcl/executor.js';
 import { BASE_CHECKPOINT_DIR, TOKENIZER_FILE } from '../../src/nn/checkpoint.js';
 import { Tokenizer } from '../../src/nn/tokenizer.js';
 import { embeddedPromptLength } from '../../src/policy/embedded/policy.js';
@@ -69,6 +70,27 @@ describe('rollout loop', () => {
       expect(String(second[second.length - 1]!.content)).toMatch(/^\[ERROR\] Invalid tool call format: /);
       expect(t.turns[0]!.steps[0]!.parseError).toContain('was never closed');
       expect(t.reward).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('runs the calls as written: a value the decoder writes as no literal (1e400 as inf) is executed as the official executor runs it', async () => {
+    const server = await startFakeModelServer((_body, i) => ({
+      content: i === 0 ? '[cd(folder=1e400)]' : 'Done.',
+    }));
+    try {
+      const t = await rollout(task, data, policyFor(server.url), { format: formatAdapter('python') });
+      const [call] = t.turns[0]!.steps[0]!.calls;
+      expect(call!.call).toBe('cd(folder=inf)');
+      expect(call!.output).toBe(
+        new TaskEnvironment({
+          taskId: task.id,
+          involvedClasses: task.involvedClasses,
+          initialConfig: task.initialConfig,
+          longContext: false,
+        }).execute('cd(folder=inf)'),
+      );
     } finally {
       await server.close();
     }

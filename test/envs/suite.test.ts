@@ -7,10 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callParts, converse } from '../../src/agent/conversation.js';
 import { formatAdapter } from '../../src/agent/formats/index.js';
+import { ADDITIONAL_FUNCTION_MESSAGE } from '../../src/envs/bfcl/episode.js';
 import { bfclSuite } from '../../src/envs/bfcl/suite.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { jsonDumps } from '../../src/envs/py/format.js';
 import { OpenAiCompatiblePolicy } from '../../src/policy/openai.js';
+import { bfclPlayer } from '../support/bfclPlayer.js';
 import { type FakeModelServer, startFakeModelServer } from '../support/fakeModelServer.js';
 
 const mini = loadMiniSuite();
@@ -56,6 +58,37 @@ describe('BFCL behind the suite interface', () => {
       expect(record.map((turn) => turn.flat().length)).toEqual(task.groundTruth.map((t) => t.length));
     }
     expect(unsolved).toEqual([]);
+  });
+
+  it("a prompting format is shown the tools a turn reveals, in that turn's message, and solves the task with them", async () => {
+    const revealing = mini.split.test.filter((id) => mini.byId.get(id)!.missedFunction).slice(0, 5);
+    expect(revealing.length).toBeGreaterThan(0);
+    const server = await startFakeModelServer(
+      bfclPlayer(mini, Object.fromEntries(revealing.map((id) => [id, 'gt' as const])), 'python'),
+    );
+    try {
+      const suite = bfclSuite(mini, new Set(revealing));
+      const policy = new OpenAiCompatiblePolicy({ baseUrl: server.url, model: 'gt', apiKey: 'x' });
+      for (const id of revealing) {
+        const task = mini.byId.get(id)!;
+        const episode = suite.episode(id, {});
+        const played = await converse(episode, policy, { format: formatAdapter('python') });
+        expect(episode.verdict().solved).toBe(true);
+        const held = task.missedFunction!.names.map((n) => mini.docs.get(n)!.doc.name);
+        // the reveal turn's user message: the held-out tools as the format lists them, then BFCL's sentence
+        const reveals = played.messages.filter(
+          (m) => m.role === 'user' && String(m.content).endsWith(`\n${ADDITIONAL_FUNCTION_MESSAGE}`),
+        );
+        expect(reveals).toHaveLength(1);
+        const reveal = reveals[0]!;
+        for (const name of held) {
+          expect(String(reveal.content)).toContain(`"name": "${name}"`);
+          expect(String(played.messages[0]!.content)).not.toContain(`"name": "${name}"`);
+        }
+      }
+    } finally {
+      await server.close();
+    }
   });
 
   it('groups tasks by category, in the order the data lists them', () => {

@@ -7,7 +7,7 @@
 
 import { structuredCallToString } from '../../envs/bfcl/calls/decode.js';
 import { PYTHON_KEYWORDS } from '../../envs/bfcl/calls/parse.js';
-import { type OpenAiTool, toOpenAiTool } from '../../envs/bfcl/tools.js';
+import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import { jsonDumps } from '../../envs/py/format.js';
 import { parsePyJson } from '../../envs/py/json.js';
 import type { PyDict, PyValue } from '../../envs/py/values.js';
@@ -177,7 +177,7 @@ export function textFormat(spec: TextFormatSpec): FormatAdapter {
     systemPrompt: (tools, framing) =>
       `${framing ?? spec.basePrompt ?? BASE_SYSTEM_PROMPT}\n\n${spec.toolsSection(tools)}`,
     requestTools: () => undefined,
-    addedFunctionsMessage: (added, fixedText) => `${spec.addedTools(added.map(toOpenAiTool))}\n${fixedText}`,
+    addedFunctionsMessage: (added, fixedText) => `${spec.addedTools(added)}\n${fixedText}`,
     decode: (completion: Completion) =>
       guardDecode(() => spec.decodeText(typeof completion.text === 'string' ? completion.text : '')),
     assistantMessage: (completion: Completion): ChatMessage => ({
