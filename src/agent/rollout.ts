@@ -10,25 +10,14 @@ import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { BfclSuiteEpisode } from '../envs/bfcl/suite.js';
 import type { Opening } from '../envs/suite.js';
 import type { ChatMessage, CompletionRequest, Policy, SamplingOptions } from '../policy/policy.js';
-import { fitInterface } from '../seal/interface/budget.js';
-import type { InterfaceState } from '../seal/interface/state.js';
-import {
-  decorateSystemPrompt,
-  decorateToolResult,
-  decorateTools,
-  parseFailureHelp,
-  type TrainingContext,
-} from '../seal/interface.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { type ConversationView, converse, openingChat } from './conversation.js';
-import { CALL_SKELETONS, type FormatAdapter } from './format.js';
+import type { FormatAdapter } from './format.js';
+import { fittedInterfaceView, interfaceView, type TrainingInterface } from './interface-view.js';
 import { EpisodeRecorder } from './recorder.js';
 import type { CallRecorder } from './trajectory.js';
 
-export interface TrainingInterface {
-  readonly ctx: TrainingContext;
-  readonly state: InterfaceState;
-}
+export type { TrainingInterface } from './interface-view.js';
 
 export interface RolloutOptions {
   readonly format: FormatAdapter;
@@ -71,38 +60,6 @@ export async function rollout(
   return (await rolloutTranscript(task, data, policy, options)).trajectory;
 }
 
-/**
- * The training-time interface as a view of the conversation: decorated tools and system prompt,
- * a hint after a failed tool result (from the call's evidence in the trace), format help after
- * output that did not decode.
- */
-function interfaceView(
-  ti: TrainingInterface,
-  state: InterfaceState,
-  format: FormatAdapter,
-  rec: EpisodeRecorder,
-): ConversationView {
-  return {
-    tools: (tools) => decorateTools(ti.ctx, state, tools, format.schemaShown),
-    system: (prompt) => decorateSystemPrompt(ti.ctx, state, prompt),
-    toolResult: (content, call, i) => {
-      const record = rec.lastStep()?.calls[i];
-      return decorateToolResult(ti.ctx, state, content, {
-        call,
-        ...(record?.name ? { name: record.name } : {}),
-        issues: [...(record?.argumentIssues ?? [])],
-        functions: rec.episode.observe().functions,
-      });
-    },
-    formatHelp: (error) =>
-      parseFailureHelp(ti.ctx, state, {
-        skeleton: CALL_SKELETONS[format.format],
-        toolNames: rec.episode.observe().functions.map((f) => f.name),
-        error,
-      }),
-  };
-}
-
 /** A rollout and the exact chat the policy saw and wrote (what supervised demonstrations train on). */
 export async function rolloutTranscript(
   task: BfclTask,
@@ -123,23 +80,16 @@ export async function rolloutTranscript(
   });
   const view = (opening: Opening): ConversationView | undefined => {
     if (!ti) return undefined;
-    if (!policy.promptLength) return interfaceView(ti, ti.state, format, rec);
-    // A policy with a prompt budget is shown as much of the interface as fits its first prompt
-    // (interface/budget.ts); what was left out goes into the trajectory.
     const measure = policy.promptLength;
-    const fitted = fitInterface(
-      ti.state,
-      (state) => {
-        const { tokens, budget } = measure({
-          ...options.sampling,
-          messages: openingChat(format, opening, interfaceView(ti, state, format, rec)),
-        });
-        return tokens <= budget;
-      },
-      format.schemaShown,
-    );
+    if (!measure) return interfaceView(ti, ti.state, format, rec);
+    // A policy with a prompt budget is shown as much of the interface as fits its first prompt;
+    // what was left out goes into the trajectory.
+    const fitted = fittedInterfaceView(ti, format, rec, (v) => {
+      const { tokens, budget } = measure({ ...options.sampling, messages: openingChat(format, opening, v) });
+      return tokens <= budget;
+    });
     if (fitted.dropped.length > 0) rec.interfaceDropped = fitted.dropped;
-    return interfaceView(ti, fitted.state, format, rec);
+    return fitted.view;
   };
   const played = await converse(episode, policy, {
     format,

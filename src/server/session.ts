@@ -8,25 +8,18 @@
  * policy may retry, each try counting toward the step limit), the next user turn or the
  * miss_func reveal, and `[CONVERSATION_COMPLETED]` at the end.
  */
-import { CALL_SKELETONS, type FormatAdapter } from '../agent/format.js';
+import type { ConversationView } from '../agent/conversation.js';
+import type { FormatAdapter } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
+import { interfaceView, type TrainingInterface } from '../agent/interface-view.js';
 import { EpisodeRecorder, type StepMeta } from '../agent/recorder.js';
-import type { TrainingInterface } from '../agent/rollout.js';
 import type { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, type TurnObservation } from '../envs/bfcl/episode.js';
 import { type OpenAiTool, toOpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../policy/policy.js';
 import { diagnose, type TurnDiagnosis } from '../seal/diagnosis.js';
-import {
-  COMPONENTS,
-  decorateSystemPrompt,
-  decorateToolResult,
-  decorateTools,
-  type InterfaceState,
-  parseFailureHelp,
-  promptView,
-} from '../seal/interface.js';
+import { COMPONENTS, type InterfaceState, promptView } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { HttpError } from './errors.js';
@@ -128,6 +121,8 @@ export class ServeSession {
   private readonly seal: SessionSeal;
   /** what this instance's interface shows in its prompt and tools */
   private readonly view: string;
+  /** the interface as this instance shows it, as the rollout loop shows it */
+  private readonly shown: ConversationView | undefined;
 
   constructor(
     readonly id: string,
@@ -147,6 +142,7 @@ export class ServeSession {
       ? undefined
       : { ctx: seal.ctx, state: instanceInterface(seal.interface, options) };
     this.view = this.ti ? promptView(this.ti.ctx, this.ti.state) : 'none';
+    this.shown = this.ti ? interfaceView(this.ti, this.ti.state, this.format, this.rec) : undefined;
   }
 
   get finished(): boolean {
@@ -154,7 +150,7 @@ export class ServeSession {
   }
 
   private shownTools(tools: readonly OpenAiTool[]): OpenAiTool[] {
-    return this.ti ? decorateTools(this.ti.ctx, this.ti.state, tools, this.format.schemaShown) : [...tools];
+    return this.shown ? [...this.shown.tools(tools)] : [...tools];
   }
 
   /** The current turn's opening: its user messages in one, or the miss_func reveal. */
@@ -189,7 +185,7 @@ export class ServeSession {
     const first = this.rec.episode.observe();
     const system = this.shared.prompts.get(this.seal.promptView, this.promptKey(first.functions), () => {
       const base = this.format.systemPrompt(this.shownTools(first.tools));
-      return this.ti ? decorateSystemPrompt(this.ti.ctx, this.ti.state, base) : base;
+      return this.shown ? this.shown.system(base) : base;
     });
     // The slot is the first string written: `state` is the first key and the prompt its first message.
     return JSON.stringify(this.opening(first)).replace(SYSTEM_SLOT_JSON, () => system.json);
@@ -242,16 +238,9 @@ export class ServeSession {
     if (decoded.kind === 'calls') {
       const outcome = this.rec.step(decoded, meta);
       const records = this.rec.lastStep()!.calls;
-      const ti = this.ti;
-      const shown = ti
-        ? outcome.results.map((r, i) =>
-            decorateToolResult(ti.ctx, ti.state, r, {
-              call: decoded.calls[i]!,
-              ...(records[i]?.name ? { name: records[i]!.name! } : {}),
-              issues: [...(records[i]?.argumentIssues ?? [])],
-              functions: obs.functions,
-            }),
-          )
+      const view = this.shown;
+      const shown = view
+        ? outcome.results.map((r, i) => view.toolResult(r, decoded.calls[i]!, i))
         : outcome.results;
       const state = this.format.toolResultMessages(completion, decoded, shown);
       const failed = records.find((r) => r.executionError);
@@ -274,13 +263,7 @@ export class ServeSession {
       this.rec.episode.canRetry
     ) {
       this.rec.rejectStep(decoded.error, meta);
-      const help = this.ti
-        ? parseFailureHelp(this.ti.ctx, this.ti.state, {
-            skeleton: CALL_SKELETONS[this.format.format],
-            toolNames: obs.functions.map((f) => f.name),
-            error: decoded.error,
-          })
-        : undefined;
+      const help = this.shown?.formatHelp(decoded.error);
       const state = this.format.parseErrorMessage(
         completion,
         help ? `${decoded.error}\n${help}` : decoded.error,
