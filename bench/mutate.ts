@@ -1603,7 +1603,7 @@ export const BREAKS: readonly Break[] = [
     kind: 'the agent loop shows a turn that reveals tools without them (agent/conversation.ts)',
     claim: 'docs/architecture.md: "has its user message shown with those tools as the format writes them"',
     file: 'src/agent/conversation.ts',
-    search: "content: added ? format.addedFunctionsMessage(added, i.content) : i.content",
+    search: 'content: added ? format.addedFunctionsMessage(added, i.content) : i.content',
     replace: 'content: i.content',
     tests: ['test/envs/suite.test.ts', 'test/agent/rollout.test.ts'],
   },
