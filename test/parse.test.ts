@@ -1,11 +1,11 @@
 // @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
 import { decodePythonCallList, decodeStep, structuredCallToString } from '../src/envs/bfcl/calls/decode.js';
-import { PySyntaxError, parsePythonExpression } from '../src/envs/bfcl/calls/parse.js';
 import { instanceNameFor, TaskEnvironment } from '../src/envs/bfcl/executor.js';
 import { floatRepr, jsonDumps, repr } from '../src/envs/py/format.js';
 import { parsePyJson } from '../src/envs/py/json.js';
 import { formatFixed, pyRound } from '../src/envs/py/ops.js';
+import { PySyntaxError, parsePythonExpression } from '../src/envs/py/parse.js';
 import { PyTuple } from '../src/envs/py/values.js';
 import { sharedData } from './support/golden.js';
 

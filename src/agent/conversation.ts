@@ -8,8 +8,9 @@
  * that does not decode goes as what was written, with why, and the suite decides what it means
  * (a user-facing suite hears it as text; BFCL ends the turn, or answers it for a retry in training).
  */
-import { calleeName, literalValue, parsePythonExpression } from '../envs/bfcl/calls/parse.js';
+
 import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import { calleeName, literalValue, parsePythonExpression } from '../envs/py/parse.js';
 import type { PyDict } from '../envs/py/values.js';
 import type { AgentCall, Episode, MessageMeta, Observation, Opening } from '../envs/suite.js';
 import {

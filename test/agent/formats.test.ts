@@ -7,15 +7,10 @@ import { BASE_SYSTEM_PROMPT, formatAdapter, stripThinking } from '../../src/agen
 import type { DecodedStep } from '../../src/agent/recorder.js';
 import { paramsOfTool } from '../../src/agent/trajectory.js';
 import { decodePythonCallList } from '../../src/envs/bfcl/calls/decode.js';
-import {
-  calleeName,
-  literalValue,
-  PYTHON_KEYWORDS,
-  parsePythonExpression,
-} from '../../src/envs/bfcl/calls/parse.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, visibleFunctions } from '../../src/envs/bfcl/episode.js';
 import { toOpenAiTool } from '../../src/envs/bfcl/tools.js';
 import { jsonDumps, repr } from '../../src/envs/py/format.js';
+import { calleeName, literalValue, PYTHON_KEYWORDS, parsePythonExpression } from '../../src/envs/py/parse.js';
 import type { PyDict } from '../../src/envs/py/values.js';
 import type { Completion, NativeToolCall } from '../../src/policy/policy.js';
 import { decorateOpenAiTool, REQUIRED_MARK } from '../../src/seal/interface/schema-cues.js';

@@ -6,9 +6,9 @@
  * `seal serve` test client both write calls through here.
  */
 import { paramsOfTool } from '../../src/agent/trajectory.js';
-import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/bfcl/calls/parse.js';
 import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
 import { jsonDumps } from '../../src/envs/py/format.js';
+import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/py/parse.js';
 import type { PyDict } from '../../src/envs/py/values.js';
 
 export interface StructuredCall {

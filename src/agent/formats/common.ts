@@ -6,10 +6,10 @@
  */
 
 import { structuredCallToString } from '../../envs/bfcl/calls/decode.js';
-import { PYTHON_KEYWORDS } from '../../envs/bfcl/calls/parse.js';
 import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import { jsonDumps } from '../../envs/py/format.js';
 import { parsePyJson } from '../../envs/py/json.js';
+import { PYTHON_KEYWORDS } from '../../envs/py/parse.js';
 import type { PyDict, PyValue } from '../../envs/py/values.js';
 import type { ChatMessage, Completion } from '../../policy/policy.js';
 import type { SchemaShown } from '../../seal/interface.js';

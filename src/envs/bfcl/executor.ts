@@ -3,13 +3,14 @@
  * matching the reference executor (`execute_multi_turn_func_call`) result for result.
  *
  * The one deliberate difference: the reference `eval`s the call string; here it is parsed
- * (calls/parse.ts) and only literal arguments are accepted. Anything the reference would have
+ * (py/parse.ts) and only literal arguments are accepted. Anything the reference would have
  * computed (arithmetic, nested calls, builtins) comes back as an `Error during execution: ...`
  * result that says so.
  */
 
 import { PyException, TypeError_ } from '../py/errors.js';
 import { resultToString } from '../py/format.js';
+import { type Expr, ParseTooDeep, PySyntaxError, parsePythonExpression } from '../py/parse.js';
 import {
   deepCopy,
   dictSet,
@@ -23,7 +24,6 @@ import {
 } from '../py/values.js';
 import type { ApiClass, BfclApi, ClassName, LongContextConstants, MethodSpec } from './apis/api.js';
 import { API_CLASSES } from './apis/index.js';
-import { type Expr, ParseTooDeep, PySyntaxError, parsePythonExpression } from './calls/parse.js';
 
 export const ERROR_PREFIX = 'Error during execution: ';
 

@@ -5,7 +5,7 @@
  * tool and data-model modules; what it cannot decode as a constant (f-strings, bytes, `\N{...}`)
  * comes back as undefined, never guessed.
  */
-import { decodeEscapes, NamedEscapeError, PySyntaxError } from '../bfcl/calls/parse.js';
+import { decodeEscapes, NamedEscapeError, PySyntaxError } from '../py/parse.js';
 
 /** A token of a logical line. `value` is a string literal's decoded text (undefined when not a constant str). */
 export interface PyToken {

@@ -6,8 +6,8 @@
  */
 import { repr } from '../../py/format.js';
 import { parsePyJson } from '../../py/json.js';
+import { calleeName, type Expr, literalValue, parsePythonExpression } from '../../py/parse.js';
 import type { PyValue } from '../../py/values.js';
-import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
 import { decodeExecutePrompting } from './prompting.js';
 
 /** `name(k=repr(v), ...)` from a structured call; arguments may be an object or its JSON text. */

@@ -5,9 +5,9 @@
  */
 
 import { repr } from '../../py/format.js';
+import { calleeName, type Expr, literalValue, parsePythonExpression } from '../../py/parse.js';
 import { type JsonValue, PyOpaque, PySet, PyTuple, type PyValue } from '../../py/values.js';
 import type { ParamSpec } from '../apis/api.js';
-import { calleeName, type Expr, literalValue, parsePythonExpression } from './parse.js';
 
 export interface InspectedCall {
   /** the called name (`a.b` for dotted names), null when the text is not a call */

@@ -31,8 +31,8 @@
 import { PyException } from '../../py/errors.js';
 import { floatRepr, repr, str } from '../../py/format.js';
 import { add, floordiv, mod, mul, neg, pow, requireHashable, sub, truediv } from '../../py/ops.js';
+import { type Expr, PySyntaxError, parsePythonExpression } from '../../py/parse.js';
 import { dictSet, ELLIPSIS, type PyDict, PyOpaque, PyTuple, type PyValue } from '../../py/values.js';
-import { type Expr, PySyntaxError, parsePythonExpression } from './parse.js';
 
 /** What the official decoder made of a text: the call strings to execute, or the error. */
 export type PromptingDecode =

@@ -19,8 +19,8 @@ import {
   pullPinned,
 } from '../../../util/pinned-files.js';
 import { jsonDumps } from '../../py/format.js';
+import { literalValue, parsePythonExpression } from '../../py/parse.js';
 import { ELLIPSIS, type PyDict, PyTuple, type PyValue } from '../../py/values.js';
-import { literalValue, parsePythonExpression } from '../calls/parse.js';
 import { BFCL_AGENTIC_MANIFEST, BFCL_MANIFEST, type BfclManifest } from './locate.js';
 import { LONG_CONTEXT_CONSTANTS_FILE, SPLIT_FILE } from './tasks.js';
 

@@ -8,8 +8,8 @@
  * `unsupported` node that the executor reports as an error result. Syntax errors carry CPython
  * 3.11's messages, because the reference returns them to the model verbatim.
  */
-import { floatRepr } from '../../py/format.js';
-import { dictSet, ELLIPSIS, type PyDict, type PyKey, PySet, PyTuple, type PyValue } from '../../py/values.js';
+import { floatRepr } from './format.js';
+import { dictSet, ELLIPSIS, type PyDict, type PyKey, PySet, PyTuple, type PyValue } from './values.js';
 
 export type Expr =
   | {
