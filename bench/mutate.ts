@@ -1616,6 +1616,15 @@ export const BREAKS: readonly Break[] = [
     replace: 'message.calls.map(callStringOf)',
     tests: ['test/agent/rollout.test.ts', 'test/eval/official-decoding.test.ts'],
   },
+  {
+    name: 'serve-parse-error-ends-turn',
+    kind: "seal serve's training instances end the turn on output that did not parse (server/session.ts)",
+    claim: 'docs/commands/serve.md: "the policy may retry; tries count toward the 20-step limit"',
+    file: 'src/server/session.ts',
+    search: "onUnparsed: options.onParseError === 'reply' ? 'reply' : 'end_turn',",
+    replace: "onUnparsed: 'end_turn',",
+    tests: ['test/server/protocol.test.ts'],
+  },
 ];
 
 const REPO = resolve(import.meta.dirname, '..');

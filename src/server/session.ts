@@ -16,6 +16,7 @@ import { EpisodeRecorder, type StepMeta } from '../agent/recorder.js';
 import type { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, type TurnObservation } from '../envs/bfcl/episode.js';
+import { BfclSuiteEpisode } from '../envs/bfcl/suite.js';
 import { type OpenAiTool, toOpenAiTool } from '../envs/bfcl/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../policy/policy.js';
 import { diagnose, type TurnDiagnosis } from '../seal/diagnosis.js';
@@ -111,6 +112,8 @@ export interface SessionShared {
 
 export class ServeSession {
   private readonly rec: EpisodeRecorder;
+  /** the episode the caller's messages are played into, traced by `rec` */
+  private readonly episode: BfclSuiteEpisode;
   private readonly format: FormatAdapter;
   private readonly ti: TrainingInterface | undefined;
   private steps = 0;
@@ -134,6 +137,10 @@ export class ServeSession {
     const seal = shared.seal;
     this.seal = seal;
     this.rec = new EpisodeRecorder(task, data, { recorder: shared.recorder });
+    this.episode = new BfclSuiteEpisode(this.rec.episode, {
+      onUnparsed: options.onParseError === 'reply' ? 'reply' : 'end_turn',
+      onStep: (step) => this.rec.played(step),
+    });
     // python lists: training instances read them leniently (positional arguments bound, a list
     // inside prose found), as the project's training rollouts do; validation instances by BFCL's
     // official prompting rule, as strict evaluation does
@@ -235,13 +242,19 @@ export class ServeSession {
     this.verdict = undefined;
     const base = { turn: obs.turn, step: this.steps };
 
+    const played = this.episode.play({
+      text: null,
+      calls: [],
+      ...(decoded.kind === 'calls' ? { callText: decoded.calls } : {}),
+      ...(decoded.kind === 'parse_error' ? { unparsed: decoded.error } : {}),
+      meta,
+    });
+
     if (decoded.kind === 'calls') {
-      const outcome = this.rec.step(decoded, meta);
       const records = this.rec.lastStep()!.calls;
+      const results = played.inputs.flatMap((i) => (i.kind === 'tool' ? [i.content] : []));
       const view = this.shown;
-      const shown = view
-        ? outcome.results.map((r, i) => view.toolResult(r, decoded.calls[i]!, i))
-        : outcome.results;
+      const shown = view ? results.map((r, i) => view.toolResult(r, decoded.calls[i]!, i)) : results;
       const state = this.format.toolResultMessages(completion, decoded, shown);
       const failed = records.find((r) => r.executionError);
       const info = {
@@ -249,7 +262,7 @@ export class ServeSession {
         calls: decoded.calls,
         ...(failed ? { error_type: 'tool_error', bfcl_error_type: 'tool_error', error: failed.output } : {}),
       };
-      if (outcome.status === 'force_quit') return this.end(state, { ...info, force_quit: true });
+      if (played.done) return this.end(state, { ...info, force_quit: true });
       return { state, reward: 0, is_terminated: false, info };
     }
 
@@ -257,23 +270,18 @@ export class ServeSession {
       decoded.kind === 'parse_error'
         ? { error_type: 'parse_error', bfcl_error_type: 'parse_error', error: decoded.error }
         : {};
-    if (
-      decoded.kind === 'parse_error' &&
-      this.options.onParseError === 'reply' &&
-      this.rec.episode.canRetry
-    ) {
-      this.rec.rejectStep(decoded.error, meta);
-      const help = this.shown?.formatHelp(decoded.error);
+    const refused = played.inputs.find((i) => i.kind === 'format_error');
+    if (refused) {
+      const help = this.shown?.formatHelp(refused.content);
       const state = this.format.parseErrorMessage(
         completion,
-        help ? `${decoded.error}\n${help}` : decoded.error,
+        help ? `${refused.content}\n${help}` : refused.content,
       );
       return { state, reward: 0, is_terminated: false, info: { ...base, ...parseInfo } };
     }
 
-    // A text answer (or output that does not parse, when no retry is left) ends the turn.
-    this.rec.step(decoded, meta);
-    if (!this.rec.nextTurn())
+    // A text answer (or output that does not parse, when no retry is left) ended the turn.
+    if (played.done)
       return this.end([{ role: 'user', content: CONVERSATION_COMPLETED }], { ...base, ...parseInfo });
     const next = this.rec.episode.observe();
     return {

@@ -92,6 +92,11 @@ export class BfclSuiteEpisode implements Episode {
   }
 
   async send(message: AgentMessage): Promise<Observation> {
+    return this.play(message);
+  }
+
+  /** `send` as it runs: nothing in a BFCL step waits (`seal serve` steps its sessions with it). */
+  play(message: AgentMessage): Observation {
     const ep = this.episode;
     const meta = message.meta ?? {};
     const turn = ep.turn;
