@@ -151,18 +151,16 @@ export async function converse(
     view && options.onOriginalRequest ? openingChat(format, opening) : undefined;
   const request = (chat: readonly ChatMessage[], shown: readonly OpenAiTool[]): CompletionRequest => {
     const requestTools = format.requestTools(shown);
-    return { ...options.sampling, messages: [...chat], ...(requestTools ? { tools: requestTools } : {}) };
+    return { ...options.sampling, messages: chat, ...(requestTools ? { tools: requestTools } : {}) };
   };
   let obs: Observation = opening;
   let completions = 0;
   while (!obs.done) {
-    if (original) options.onOriginalRequest!(request(original, tools));
+    // a copy: the conversation goes on after the hook has kept the request
+    if (original) options.onOriginalRequest!(request([...original], tools));
     let completion: Completion;
     try {
-      completion = await policy.complete(
-        { ...request(messages, view ? view.tools(tools) : tools), messages },
-        options.signal,
-      );
+      completion = await policy.complete(request(messages, view ? view.tools(tools) : tools), options.signal);
     } catch (e) {
       if (!(e instanceof SampleFailedError) || options.onSampleFailure !== 'end') throw e;
       episode.abort('sample_failed');
