@@ -168,8 +168,9 @@ export async function converse(
     }
     completions++;
     options.onCompletion?.(completion);
-    messages.push(format.assistantMessage(completion));
-    original?.push(format.assistantMessage(completion));
+    const said = format.assistantMessage(completion);
+    messages.push(said);
+    original?.push(said);
     const decoded = format.decode(completion);
     let calls: AgentCall[] = [];
     let text: string | null = completion.text === '' ? null : completion.text;
@@ -223,8 +224,9 @@ export async function converse(
       );
       original?.push(...format.parseErrorMessage(completion, refused.content));
     }
-    messages.push(...inputMessages(obs, format));
-    original?.push(...inputMessages(obs, format));
+    const heard = inputMessages(obs, format);
+    messages.push(...heard);
+    original?.push(...heard);
     if (obs.toolsAdded) tools = [...tools, ...obs.toolsAdded.map((t) => t as OpenAiTool)];
   }
   return { reason: obs.reason, messages, completions };

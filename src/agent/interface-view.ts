@@ -38,13 +38,13 @@ export function interfaceView(
         call,
         ...(record?.name ? { name: record.name } : {}),
         issues: [...(record?.argumentIssues ?? [])],
-        functions: rec.episode.observe().functions,
+        functions: rec.episode.functions,
       });
     },
     formatHelp: (error) =>
       parseFailureHelp(ti.ctx, state, {
         skeleton: CALL_SKELETONS[format.format],
-        toolNames: rec.episode.observe().functions.map((f) => f.name),
+        toolNames: rec.episode.functions.map((f) => f.name),
         error,
       }),
   };

@@ -1,7 +1,8 @@
 /**
  * Records a live episode into a trajectory: each step's raw text, its parsed calls or parse
- * error, every call's evidence, and at the end the official verdict per turn. The rollout loop
- * drives it; tests drive it with scripted outputs.
+ * error, every call's evidence, and at the end the official verdict per turn. BFCL's suite
+ * episode tells it each step it plays (`played`, the rollout's and `seal serve`'s path); tests drive
+ * it with scripted outputs (`step`, `nextTurn`).
  */
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { BfclEpisode, type EpisodeOptions, type StepOutcome } from '../envs/bfcl/episode.js';
@@ -45,7 +46,7 @@ export class EpisodeRecorder {
    */
   step(decoded: DecodedStep, meta: StepMeta = {}): StepOutcome {
     const turn = this.episode.turn;
-    const available = this.available();
+    const available = new Set(this.episode.functions.map((f) => f.name));
     const calls = decoded.kind === 'calls' ? decoded.calls : [];
     const outcome = this.episode.act(calls);
     this.played({
@@ -57,11 +58,6 @@ export class EpisodeRecorder {
       meta,
     });
     return outcome;
-  }
-
-  /** the names of the tools the policy may call now */
-  private available(): Set<string> {
-    return new Set(this.episode.observe().functions.map((f) => f.name));
   }
 
   /**
@@ -81,26 +77,6 @@ export class EpisodeRecorder {
   /** The step recorded last in the current turn. */
   lastStep(): StepRecord | undefined {
     return this.steps[this.episode.turn]?.at(-1);
-  }
-
-  /**
-   * Record output that did not parse, without ending the turn: the training protocol answers it
-   * with an error message and lets the policy retry (the official inference loop instead ends the
-   * turn: use `step({kind: 'parse_error'})` for that). The rejected output counts toward the
-   * turn's step limit; ask `episode.canRetry` first.
-   */
-  rejectStep(error: string, meta: StepMeta = {}): void {
-    const available = this.available();
-    this.episode.reject();
-    this.played({
-      turn: this.episode.turn,
-      calls: [],
-      results: [],
-      available,
-      unparsed: error,
-      retried: true,
-      meta,
-    });
   }
 
   /** Advance to the next user turn; false when the dialogue is over. */

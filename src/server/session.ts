@@ -237,10 +237,9 @@ export class ServeSession {
     const completion = completionOf(msg);
     const decoded = this.format.decode(completion);
     const meta: StepMeta = { rawText: completion.text, latencyMs: 0 };
-    const obs = this.rec.episode.observe();
     this.steps++;
     this.verdict = undefined;
-    const base = { turn: obs.turn, step: this.steps };
+    const base = { turn: this.rec.episode.turn, step: this.steps };
 
     const played = this.episode.play({
       text: null,

@@ -125,6 +125,10 @@ export class BfclEpisode {
   get forceQuitted(): boolean {
     return this.forceQuit;
   }
+  /** The docs the policy may call now (what `observe()` lists, without building its tools). */
+  get functions(): readonly FunctionDoc[] {
+    return this.visible;
+  }
   /** Steps taken in the current turn: executed ones and rejected ones. */
   get stepsTaken(): number {
     return this.stepsThisTurn;

@@ -35,8 +35,6 @@ export interface PlayedStep {
   readonly available: ReadonlySet<string>;
   /** the output did not decode: why */
   readonly unparsed?: string;
-  /** that output was answered for a retry and the turn goes on (the training protocol) */
-  readonly retried?: boolean;
   readonly meta: MessageMeta;
 }
 
@@ -100,11 +98,11 @@ export class BfclSuiteEpisode implements Episode {
     const ep = this.episode;
     const meta = message.meta ?? {};
     const turn = ep.turn;
-    const available = new Set(ep.observe().functions.map((f) => f.name));
+    const available = new Set(ep.functions.map((f) => f.name));
     const { unparsed } = message;
     if (unparsed !== undefined && this.onUnparsed === 'reply' && ep.canRetry) {
       ep.reject();
-      this.onStep?.({ turn, calls: [], results: [], available, unparsed, retried: true, meta });
+      this.onStep?.({ turn, calls: [], results: [], available, unparsed, meta });
       return { inputs: [{ kind: 'format_error', content: unparsed }], done: false };
     }
     const calls = unparsed !== undefined ? [] : (message.callText ?? message.calls.map(callStringOf));
