@@ -19,8 +19,6 @@
  *                             [--workers 2] (gradient workers of the pooled training figures)
  */
 import { formatAdapter } from '../src/agent/formats/index.js';
-import { mapConcurrent, rollout } from '../src/agent/rollout.js';
-import { CallRecorder } from '../src/agent/trajectory.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { crossEntropy, type GrpoSequence, grpoLoss } from '../src/learner/embedded/losses.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
@@ -31,7 +29,10 @@ import { gemmNT } from '../src/nn/reference-ops.js';
 import { simdOps } from '../src/nn/simd-ops.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
+import { rollout } from '../src/rollout/rollout.js';
+import { CallRecorder } from '../src/rollout/trajectory.js';
 import { Rng } from '../src/util/rng.js';
+import { mapConcurrent } from '../src/util/semaphore.js';
 import { ThreadPool } from '../src/util/thread-pool.js';
 import type { GroupSamplerData, GroupSamplerRequest } from './group-sampler-worker.js';
 import { loadOrt, nativeMatmulGflops } from './native-matmul.js';

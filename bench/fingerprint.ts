@@ -8,8 +8,6 @@
  *   npx tsx bench/fingerprint.ts [--kernels wasm|native] [--round-tasks 8] [--round-group 8]
  */
 import { formatAdapter } from '../src/agent/formats/index.js';
-import { mapConcurrent, rollout } from '../src/agent/rollout.js';
-import { CallRecorder } from '../src/agent/trajectory.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/nn/checkpoint.js';
 import { Gpt, type GptConfig, type Kernels } from '../src/nn/model.js';
@@ -17,7 +15,10 @@ import { EmbeddedPolicy } from '../src/policy/embedded/policy.js';
 import { EmbeddedPolicyPool } from '../src/policy/embedded/pool.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
 import type { Policy } from '../src/policy/policy.js';
+import { rollout } from '../src/rollout/rollout.js';
+import { CallRecorder } from '../src/rollout/trajectory.js';
 import { Rng } from '../src/util/rng.js';
+import { mapConcurrent } from '../src/util/semaphore.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string): string => (args.includes(n) ? args[args.indexOf(n) + 1]! : d);

@@ -1605,7 +1605,7 @@ export const BREAKS: readonly Break[] = [
     file: 'src/agent/conversation.ts',
     search: 'content: added ? format.addedFunctionsMessage(added, i.content) : i.content',
     replace: 'content: i.content',
-    tests: ['test/envs/suite.test.ts', 'test/agent/rollout.test.ts'],
+    tests: ['test/envs/suite.test.ts', 'test/rollout/rollout.test.ts'],
   },
   {
     name: 'bfcl-runs-structured-copy',
@@ -1614,7 +1614,7 @@ export const BREAKS: readonly Break[] = [
     file: 'src/envs/bfcl/suite.ts',
     search: '(message.callText ?? message.calls.map(callStringOf))',
     replace: 'message.calls.map(callStringOf)',
-    tests: ['test/agent/rollout.test.ts', 'test/eval/official-decoding.test.ts'],
+    tests: ['test/rollout/rollout.test.ts', 'test/eval/official-decoding.test.ts'],
   },
   {
     name: 'serve-parse-error-ends-turn',

@@ -98,6 +98,23 @@ describe('layers under src/', () => {
     expect(wrong).toEqual([]);
   });
 
+  /**
+   * Folders that play, sample or render any suite's conversation reach a suite only through the
+   * episode interface (envs/suite.ts), the tool shape (envs/tools.ts) and the Python value model
+   * (envs/py/). eval, server and train still name BFCL (issue 52); they join this list as they stop.
+   */
+  it.each(['agent', 'policy', 'render'])('%s names no suite', (folder) => {
+    const suites = /^envs\/(?!suite\.ts$|tools\.ts$|py\/)/;
+    const wrong = files
+      .filter((f) => relative(SRC, f).split('/')[0] === folder)
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((d) => suites.test(relative(SRC, d)))
+          .map((d) => `${relative(SRC, f)} -> ${relative(SRC, d)}`),
+      );
+    expect(wrong).toEqual([]);
+  });
+
   it('policy does not import the learners', () => {
     const wrong = files
       .filter((f) => relative(SRC, f).startsWith('policy/'))

@@ -1,7 +1,8 @@
 // @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
-import { decodePythonCallList, decodeStep, structuredCallToString } from '../src/envs/bfcl/calls/decode.js';
+import { decodeStep } from '../src/envs/bfcl/calls/decode.js';
 import { instanceNameFor, TaskEnvironment } from '../src/envs/bfcl/executor.js';
+import { decodePythonCallList, structuredCallToString } from '../src/envs/py/calls.js';
 import { floatRepr, jsonDumps, repr } from '../src/envs/py/format.js';
 import { parsePyJson } from '../src/envs/py/json.js';
 import { formatFixed, pyRound } from '../src/envs/py/ops.js';

@@ -9,10 +9,10 @@
  * (a user-facing suite hears it as text; BFCL ends the turn, or answers it for a retry in training).
  */
 
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
 import { calleeName, literalValue, parsePythonExpression } from '../envs/py/parse.js';
 import type { PyDict } from '../envs/py/values.js';
 import type { AgentCall, Episode, MessageMeta, Observation, Opening } from '../envs/suite.js';
+import type { OpenAiTool } from '../envs/tools.js';
 import {
   type ChatMessage,
   type Completion,
@@ -92,7 +92,7 @@ export function callParts(call: string): { name: string; arguments: PyDict } {
  * shows them: the reference reveals them so).
  */
 function inputMessages(obs: Observation, format: FormatAdapter): ChatMessage[] {
-  const added = obs.toolsAdded?.map((t) => t as OpenAiTool);
+  const added = obs.toolsAdded;
   return obs.inputs.flatMap((i): ChatMessage[] => {
     if (i.kind === 'user')
       return [{ role: 'user', content: added ? format.addedFunctionsMessage(added, i.content) : i.content }];
@@ -106,7 +106,7 @@ function systemMessage(
   opening: Opening,
   view: ConversationView | undefined,
 ): ChatMessage {
-  const tools = opening.tools.map((t) => t as OpenAiTool);
+  const tools = opening.tools;
   const prompt = view
     ? view.system(format.systemPrompt(view.tools(tools), opening.framing))
     : format.systemPrompt(tools, opening.framing);
@@ -144,7 +144,7 @@ export async function converse(
   const { format } = options;
   const opening = await episode.open(options.signal);
   const view = options.view?.(opening);
-  let tools: OpenAiTool[] = opening.tools.map((t) => t as OpenAiTool);
+  let tools: readonly OpenAiTool[] = opening.tools;
   const messages: ChatMessage[] = openingChat(format, opening, view);
   // the same conversation without the view, kept beside it when asked for
   const original: ChatMessage[] | undefined =
@@ -227,7 +227,7 @@ export async function converse(
     const heard = inputMessages(obs, format);
     messages.push(...heard);
     original?.push(...heard);
-    if (obs.toolsAdded) tools = [...tools, ...obs.toolsAdded.map((t) => t as OpenAiTool)];
+    if (obs.toolsAdded) tools = [...tools, ...obs.toolsAdded];
   }
   return { reason: obs.reason, messages, completions };
 }

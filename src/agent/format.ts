@@ -6,10 +6,15 @@
  * (BFCL prompting style `[func(arg=value), ...]`), formats/compact.ts (the same calls, tools as
  * one-line signatures, for small contexts).
  */
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import type { OpenAiTool } from '../envs/tools.js';
 import type { ChatMessage, Completion } from '../policy/policy.js';
 import type { SchemaShown } from '../seal/interface.js';
-import type { DecodedStep } from './recorder.js';
+
+/** What the policy's output decoded to in one step: calls as Python call strings, a text answer, or why it did not decode. */
+export type DecodedStep =
+  | { readonly kind: 'calls'; readonly calls: readonly string[] }
+  | { readonly kind: 'text' }
+  | { readonly kind: 'parse_error'; readonly error: string };
 
 export const TOOL_CALL_FORMATS = ['native', 'hermes', 'python', 'compact'] as const;
 export type ToolCallFormat = (typeof TOOL_CALL_FORMATS)[number];

@@ -8,7 +8,7 @@
 import { jsonDumps } from '../envs/py/format.js';
 import { parsePyJson } from '../envs/py/json.js';
 import { isDict, type PyDict } from '../envs/py/values.js';
-import type { UserChatMessage, UserModel } from '../envs/tau2/user.js';
+import type { UserChatMessage, UserModel } from '../envs/suite.js';
 import type { ChatMessage, Policy, SamplingOptions } from '../policy/policy.js';
 
 function toChat(m: UserChatMessage): ChatMessage {
@@ -44,14 +44,7 @@ export function userModelFrom(policy: Policy, sampling: SamplingOptions = {}): U
         ...sampling,
         ...(request.seed !== undefined ? { seed: request.seed } : {}),
         messages: request.messages.map(toChat),
-        ...(request.tools
-          ? {
-              tools: request.tools.map((t) => ({
-                ...t,
-                function: { ...t.function, parameters: t.function.parameters as never },
-              })),
-            }
-          : {}),
+        ...(request.tools ? { tools: request.tools } : {}),
       },
       signal,
     );

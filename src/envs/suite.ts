@@ -14,16 +14,7 @@
  * evaluation see only this. Nothing here assumes BFCL's turns or τ²'s orchestrator.
  */
 import type { PyDict } from './py/values.js';
-
-/** A tool as an OpenAI-compatible request declares it. */
-export interface SuiteTool {
-  readonly type: 'function';
-  readonly function: {
-    readonly name: string;
-    readonly description: string;
-    readonly parameters: Readonly<Record<string, unknown>>;
-  };
-}
+import type { OpenAiTool } from './tools.js';
 
 /** A call the agent made: its id (answered by the result), the tool and the arguments as Python values. */
 export interface AgentCall {
@@ -85,7 +76,7 @@ export interface Observation {
    * tools that became available with this observation (BFCL's held-out functions); the user
    * message that comes with them is shown with the tools as the format writes them
    */
-  readonly toolsAdded?: readonly SuiteTool[];
+  readonly toolsAdded?: readonly OpenAiTool[];
 }
 
 export interface Opening extends Observation {
@@ -99,7 +90,7 @@ export interface Opening extends Observation {
    * memory: the scenario's setting and the memory as it stands); framing replaces, these add
    */
   readonly instructions?: string;
-  readonly tools: readonly SuiteTool[];
+  readonly tools: readonly OpenAiTool[];
 }
 
 /** A suite's score of an episode: a reward in [0, 1], whether it counts as solved, and the suite's breakdown. */
@@ -173,3 +164,42 @@ export interface Suite {
     trials: number,
   ): GroupMetrics;
 }
+
+/**
+ * A suite whose user is played by a model (τ²) is given one of these: the user's side of the
+ * conversation as a chat (the agent's messages as `user`, the user's own as `assistant`, results
+ * of the user's own tools as `tool`) and the tools the user may call, answered with the user's
+ * next message. seal plays it with any policy (agent/user-model.ts); tests script it.
+ */
+export type UserChatMessage =
+  | { readonly role: 'system' | 'user'; readonly content: string }
+  | {
+      readonly role: 'assistant';
+      readonly content: string | null;
+      readonly tool_calls?: readonly UserCall[];
+    }
+  | { readonly role: 'tool'; readonly content: string; readonly tool_call_id: string };
+
+/** A tool call of the user's, its arguments as Python values (as the suite reads JSON). */
+export interface UserCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: PyDict;
+}
+
+export interface UserModelRequest {
+  readonly messages: readonly UserChatMessage[];
+  /** the user's own tools (τ²'s telecom phone), absent when the user has none */
+  readonly tools?: readonly OpenAiTool[];
+  readonly seed?: number;
+}
+
+export interface UserModelReply {
+  readonly content: string | null;
+  readonly toolCalls: readonly UserCall[];
+  readonly cost?: number;
+  /** the serving API's usage record, as it reported it */
+  readonly usage?: Record<string, unknown>;
+}
+
+export type UserModel = (request: UserModelRequest, signal?: AbortSignal) => Promise<UserModelReply>;

@@ -23,17 +23,18 @@ import {
 import { join } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
-import { mapConcurrent, rollout } from '../agent/rollout.js';
-import { CallRecorder, paramsOfTool } from '../agent/trajectory.js';
-import { keywordCallString } from '../envs/bfcl/calls/decode.js';
 import type { BfclData, BfclTask, Category, SuiteName } from '../envs/bfcl/data/tasks.js';
+import { keywordCallString } from '../envs/py/calls.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
+import { rollout } from '../rollout/rollout.js';
+import { CallRecorder, paramsOfTool } from '../rollout/trajectory.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { rolloutWeight } from '../seal/weighting.js';
 import { UserError } from '../util/errors.js';
 import { fileAccessError, readJsonLines, writeAtomic } from '../util/files.js';
+import { mapConcurrent } from '../util/semaphore.js';
 import { type AbstentionCount, abstentionByCategory } from './abstention.js';
 import { type Summary, summarise, summaryTable } from './summary.js';
 

@@ -22,7 +22,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import type { OpenAiTool } from '../envs/tools.js';
 import type {
   ChatMessage,
   Completion,

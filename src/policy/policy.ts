@@ -3,7 +3,7 @@
  * token ids and logprobs when the backend returns them). Every sampler implements it: an
  * OpenAI-compatible server, the embedded model, a Tinker-compatible service.
  */
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import type { OpenAiTool } from '../envs/tools.js';
 
 export interface NativeToolCall {
   readonly id: string;

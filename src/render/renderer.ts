@@ -7,7 +7,7 @@
  * Implementations: hf-renderer.ts (a Hugging Face model folder: `tokenizer.json` and the chat
  * template), embedded-renderer.ts (the embedded policy's own tokenizer and prompt format).
  */
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import type { OpenAiTool } from '../envs/tools.js';
 
 /**
  * A float that keeps its Python spelling. Chat templates print arguments through `tojson`, which

@@ -16,7 +16,7 @@
 
 import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
 import type { TurnObservation } from '../envs/bfcl/episode.js';
-import type { OpenAiTool } from '../envs/bfcl/tools.js';
+import type { OpenAiTool } from '../envs/tools.js';
 import { assertTrainingContext, type TrainingContext } from './interface/context.js';
 import {
   classifyToolResult,

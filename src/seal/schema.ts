@@ -8,8 +8,9 @@
  * allowed values lifted out of the descriptions, unknown keys forbidden. Validation is Ajv's.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { FunctionDoc, JsonSchemaLike } from '../envs/bfcl/data/tasks.js';
-import { GORILLA_TO_JSON_SCHEMA_TYPE } from '../envs/bfcl/tools.js';
+import type { FunctionDoc } from '../envs/bfcl/data/tasks.js';
+import type { JsonSchemaLike } from '../envs/tools.js';
+import { JSON_SCHEMA_TYPE_OF } from '../envs/tools.js';
 
 /** Allowed values stated in a parameter description, or undefined when it states none. */
 export function allowedValuesFromDescription(description: string | undefined): string[] | undefined {
@@ -38,7 +39,7 @@ export type JsonSchema = { [key: string]: unknown };
 
 function propertySchema(p: JsonSchemaLike): JsonSchema {
   const out: JsonSchema = {};
-  const t = p.type === undefined ? 'string' : (GORILLA_TO_JSON_SCHEMA_TYPE[p.type] ?? 'string');
+  const t = p.type === undefined ? 'string' : (JSON_SCHEMA_TYPE_OF[p.type] ?? 'string');
   out.type = t;
   const allowed = allowedValuesFromDescription(p.description);
   if (t === 'array') {

@@ -6,8 +6,9 @@
  * looked up (400 when it is missing, unknown or expired), then asked; answers are the route's
  * `data` as JSON text, at once or later.
  */
-import { CallRecorder } from '../agent/trajectory.js';
+
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
+import { CallRecorder } from '../rollout/trajectory.js';
 import type { AssistantMessage, InstanceOptions } from './protocol.js';
 import { InstanceRegistry } from './registry.js';
 import type { SessionSeal } from './seal-state.js';

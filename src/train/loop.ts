@@ -22,8 +22,6 @@
 import { mkdirSync } from 'node:fs';
 import type { FormatAdapter } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
-import { mapConcurrent, rollout } from '../agent/rollout.js';
-import { CallRecorder } from '../agent/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { mixSeed } from '../envs/mini/index.js';
 import { type EvalProgress, runEval } from '../eval/run.js';
@@ -35,6 +33,8 @@ import type {
   TrainingDatum,
 } from '../learner/learner.js';
 import type { CompletionRequest, Policy } from '../policy/policy.js';
+import { rollout } from '../rollout/rollout.js';
+import { CallRecorder } from '../rollout/trajectory.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import {
   evolve,
@@ -45,6 +45,7 @@ import {
 import { type TrainingContext, trainingContext } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';
 import { FailureProfile, type ProfileSnapshot } from '../seal/profile.js';
+import { mapConcurrent } from '../util/semaphore.js';
 import { anchorData } from './anchor.js';
 import { type TrainConfig, toolFormat } from './config.js';
 import { crashPoint } from './crash-points.js';

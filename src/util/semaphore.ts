@@ -17,3 +17,21 @@ export class Semaphore {
     }
   }
 }
+
+/** Run `work` over `items` with at most `limit` in flight, preserving nothing but completion order. */
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}

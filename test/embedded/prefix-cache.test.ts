@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../src/agent/formats/index.js';
-import { mapConcurrent, rollout } from '../../src/agent/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { forkKvCache, freeKv, newKvCache, step, stepBatch } from '../../src/nn/decoding.js';
@@ -9,7 +8,9 @@ import { residentFloats } from '../../src/nn/kernels/heap.js';
 import { Gpt, type GptConfig } from '../../src/nn/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
 import { PrefixCache, type SampleOptions, sample, sampleMany } from '../../src/policy/embedded/sampler.js';
+import { rollout } from '../../src/rollout/rollout.js';
 import { Rng } from '../../src/util/rng.js';
+import { mapConcurrent } from '../../src/util/semaphore.js';
 import { randomPreviousMap } from '../support/embedded.js';
 
 const base: GptConfig = {

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeExecutePrompting } from '../../src/envs/bfcl/calls/prompting.js';
+import { decodeExecutePrompting } from '../../src/envs/py/prompting.js';
 import { keywordForm, locate } from '../support/bfclPlayer.js';
 import { buildDist, seal } from '../support/cli.js';
 import { type FakeScript, startFakeModelServer } from '../support/fakeModelServer.js';

@@ -4,7 +4,7 @@
  * or an error that ends the turn.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeExecutePrompting, stripReasoningOfficial } from '../../src/envs/bfcl/calls/prompting.js';
+import { decodeExecutePrompting, stripReasoningOfficial } from '../../src/envs/py/prompting.js';
 import { readJsonl } from '../support/golden.js';
 
 interface DecodeCase {

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { hermesFormat } from '../../src/agent/formats/index.js';
-import type { OpenAiTool } from '../../src/envs/bfcl/tools.js';
+import type { OpenAiTool } from '../../src/envs/tools.js';
 import { Tokenizer } from '../../src/nn/tokenizer.js';
 import { EmbeddedRenderer } from '../../src/render/embedded-renderer.js';
 import { extension } from '../../src/render/extension.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { OpenAiTool } from '../../src/envs/bfcl/tools.js';
+import type { OpenAiTool } from '../../src/envs/tools.js';
 import { dropOrder, fitInterface, withoutParts } from '../../src/seal/interface/budget.js';
 import {
   AFFORDANCE_LINE,

@@ -8,12 +8,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CALL_SKELETONS, TOOL_CALL_FORMATS } from '../../src/agent/format.js';
-import type { BfclTask, FunctionDoc, JsonSchemaLike } from '../../src/envs/bfcl/data/tasks.js';
+import type { BfclTask, FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';
 import { BfclEpisode } from '../../src/envs/bfcl/episode.js';
-import type { OpenAiTool } from '../../src/envs/bfcl/tools.js';
 import { floatRepr } from '../../src/envs/py/format.js';
 import { type Expr, literalValue, parsePythonExpression } from '../../src/envs/py/parse.js';
 import { PySet, PyTuple, type PyValue } from '../../src/envs/py/values.js';
+import type { JsonSchemaLike, OpenAiTool } from '../../src/envs/tools.js';
 import {
   applyObservation,
   calledName,

@@ -5,16 +5,15 @@
  * through the project's JSON reader and Python call syntax through its parser.
  */
 
-import { structuredCallToString } from '../../envs/bfcl/calls/decode.js';
-import type { OpenAiTool } from '../../envs/bfcl/tools.js';
+import { structuredCallToString } from '../../envs/py/calls.js';
 import { jsonDumps } from '../../envs/py/format.js';
 import { parsePyJson } from '../../envs/py/json.js';
 import { PYTHON_KEYWORDS } from '../../envs/py/parse.js';
 import type { PyDict, PyValue } from '../../envs/py/values.js';
+import type { OpenAiTool } from '../../envs/tools.js';
 import type { ChatMessage, Completion } from '../../policy/policy.js';
 import type { SchemaShown } from '../../seal/interface.js';
-import type { FormatAdapter } from '../format.js';
-import type { DecodedStep } from '../recorder.js';
+import type { DecodedStep, FormatAdapter } from '../format.js';
 
 /**
  * The task framing every format shares (native sends exactly this; the text formats append

@@ -11,8 +11,8 @@
  * leave those two out here (`schemaShown`). Calls and results are the python format's;
  * decoding is its lenient rule (the format is the project's own, so no official rule binds it).
  */
-import type { JsonSchemaLike } from '../../envs/bfcl/data/tasks.js';
-import { GORILLA_TO_JSON_SCHEMA_TYPE, type OpenAiTool } from '../../envs/bfcl/tools.js';
+import type { JsonSchemaLike } from '../../envs/tools.js';
+import { JSON_SCHEMA_TYPE_OF, type OpenAiTool } from '../../envs/tools.js';
 import type { FormatAdapter } from '../format.js';
 import { textFormat } from './common.js';
 import { decodePythonTextLenient, pythonResultsText } from './python.js';
@@ -34,7 +34,7 @@ const SHORT_TYPE: Readonly<Record<string, string>> = {
 /** `str`, `list[float]`, `dict{name: str, age?: int}`, `'asc'|'desc'` */
 export function compactType(p: JsonSchemaLike): string {
   if (p.enum && p.enum.length > 0) return p.enum.map((v) => JSON.stringify(v)).join('|');
-  const t = p.type === undefined ? 'string' : (GORILLA_TO_JSON_SCHEMA_TYPE[p.type] ?? p.type);
+  const t = p.type === undefined ? 'string' : (JSON_SCHEMA_TYPE_OF[p.type] ?? p.type);
   const short = SHORT_TYPE[t] ?? t;
   if (t === 'array' && p.items) return `list[${compactType(p.items)}]`;
   if (t === 'object' && p.properties && Object.keys(p.properties).length > 0) {

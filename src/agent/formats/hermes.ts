@@ -24,11 +24,10 @@
  * - any bad block makes the whole step a parse error (its reason names the block).
  */
 
-import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import { parsePyJson } from '../../envs/py/json.js';
 import type { PyValue } from '../../envs/py/values.js';
-import type { FormatAdapter } from '../format.js';
-import type { DecodedStep } from '../recorder.js';
+import type { OpenAiTool } from '../../envs/tools.js';
+import type { DecodedStep, FormatAdapter } from '../format.js';
 import {
   argumentsObject,
   callString,

@@ -5,12 +5,11 @@
  * call, answering the call's id.
  */
 
-import type { OpenAiTool } from '../../envs/bfcl/tools.js';
 import { parsePyJson } from '../../envs/py/json.js';
 import type { PyValue } from '../../envs/py/values.js';
+import type { OpenAiTool } from '../../envs/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../../policy/policy.js';
-import type { FormatAdapter } from '../format.js';
-import type { DecodedStep } from '../recorder.js';
+import type { DecodedStep, FormatAdapter } from '../format.js';
 import {
   argumentsObject,
   BASE_SYSTEM_PROMPT,

@@ -7,7 +7,7 @@
  * Two decoding rules:
  *
  * - **official** (`pythonFormat`, what `seal eval --format python` scores with): BFCL's default
- *   prompting decoder exactly (calls/prompting.ts): text after the last `</think>`, backticks,
+ *   prompting decoder exactly (envs/py/prompting.ts): text after the last `</think>`, backticks,
  *   newlines and spaces stripped at the ends, the rest must be one list of calls; keyword
  *   arguments only (positional ones are dropped, as the official decoder drops them). Anything
  *   else ends the turn: a text answer when it has no call in it, a parse error otherwise.
@@ -28,11 +28,10 @@
  * `pythonResultsText`). BFCL's prompting handlers use a `tool` role message named by the call;
  * chat templates without tool calls render that as plain text, which this mirrors.
  */
-import { decodePythonCallList } from '../../envs/bfcl/calls/decode.js';
-import { decodeExecutePrompting, stripReasoningOfficial } from '../../envs/bfcl/calls/prompting.js';
-import type { OpenAiTool } from '../../envs/bfcl/tools.js';
-import type { FormatAdapter } from '../format.js';
-import type { DecodedStep } from '../recorder.js';
+import { decodePythonCallList } from '../../envs/py/calls.js';
+import { decodeExecutePrompting, stripReasoningOfficial } from '../../envs/py/prompting.js';
+import type { OpenAiTool } from '../../envs/tools.js';
+import type { DecodedStep, FormatAdapter } from '../format.js';
 import { errorText, stripThinking, textFormat } from './common.js';
 
 export const PYTHON_CALL_FORMAT =

@@ -8,6 +8,8 @@
  * was answered so the policy may retry (the training protocol) is a step too.
  * Every episode owns its instances; many can run at once.
  */
+
+import type { OpenAiTool } from '../tools.js';
 import type { CheckResult } from './checker.js';
 import { checkTask } from './checker.js';
 import {
@@ -18,7 +20,7 @@ import {
   isLongContext,
 } from './data/tasks.js';
 import { TaskEnvironment } from './executor.js';
-import { type OpenAiTool, toOpenAiTool } from './tools.js';
+import { toOpenAiTool } from './tools.js';
 
 /** The official inference loop's step limit per turn, the default of every episode. */
 export const MAX_STEPS_PER_TURN = 20;

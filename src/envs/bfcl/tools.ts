@@ -4,46 +4,8 @@
  * BFCL type names mapped to JSON Schema ones, floats marked with `format: float` and a sentence
  * in the description.
  */
-import type { FunctionDoc, JsonSchemaLike } from './data/tasks.js';
-
-export interface OpenAiTool {
-  readonly type: 'function';
-  readonly function: {
-    readonly name: string;
-    readonly description: string;
-    readonly parameters: JsonSchemaLike;
-    readonly response?: unknown;
-  };
-}
-
-export const GORILLA_TO_JSON_SCHEMA_TYPE: Readonly<Record<string, string>> = {
-  integer: 'integer',
-  number: 'number',
-  float: 'number',
-  string: 'string',
-  boolean: 'boolean',
-  bool: 'boolean',
-  array: 'array',
-  list: 'array',
-  dict: 'object',
-  object: 'object',
-  tuple: 'array',
-  any: 'string',
-  byte: 'integer',
-  short: 'integer',
-  long: 'integer',
-  double: 'number',
-  char: 'string',
-  ArrayList: 'array',
-  Array: 'array',
-  HashMap: 'object',
-  Hashtable: 'object',
-  Queue: 'array',
-  Stack: 'array',
-  Any: 'string',
-  String: 'string',
-  Bigint: 'integer',
-};
+import { JSON_SCHEMA_TYPE_OF, type OpenAiTool } from '../tools.js';
+import type { FunctionDoc } from './data/tasks.js';
 
 type Mutable = { [key: string]: unknown };
 
@@ -56,16 +18,16 @@ function castProperties(props: Record<string, Mutable>): Record<string, Mutable>
         value.format = 'float';
         value.description = `${(value.description as string | undefined) ?? ''} This is a float type value.`;
       }
-      value.type = GORILLA_TO_JSON_SCHEMA_TYPE[t] ?? 'string';
+      value.type = JSON_SCHEMA_TYPE_OF[t] ?? 'string';
     }
     if (value.type === 'array' || value.type === 'object') {
       if (value.properties) castProperties(value.properties as Record<string, Mutable>);
       else if (value.items) {
         const items = value.items as Mutable;
-        items.type = GORILLA_TO_JSON_SCHEMA_TYPE[items.type as string] ?? items.type;
+        items.type = JSON_SCHEMA_TYPE_OF[items.type as string] ?? items.type;
         if (items.type === 'array' && items.items) {
           const inner = items.items as Mutable;
-          inner.type = GORILLA_TO_JSON_SCHEMA_TYPE[inner.type as string] ?? inner.type;
+          inner.type = JSON_SCHEMA_TYPE_OF[inner.type as string] ?? inner.type;
         } else if (items.type === 'object' && items.properties) {
           castProperties(items.properties as Record<string, Mutable>);
         }

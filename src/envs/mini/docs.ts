@@ -4,7 +4,8 @@
  * (`API_CLASSES[cls].methods[name].params`); a test checks it.
  */
 import type { MultiTurnClassName } from '../bfcl/apis/api.js';
-import type { FunctionDoc, JsonSchemaLike } from '../bfcl/data/tasks.js';
+import type { FunctionDoc } from '../bfcl/data/tasks.js';
+import type { JsonSchemaLike } from '../tools.js';
 
 /** name, BFCL type, description ('' when the name says it all), required (default true) */
 type P = readonly [name: string, type: string, description: string, required?: boolean];

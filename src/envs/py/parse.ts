@@ -32,7 +32,7 @@ export type Expr =
 
 /**
  * What an unsupported construct is in Python's own AST, for readers that must treat it as the
- * official decoder does (calls/prompting.ts); the executor only needs `what`.
+ * official decoder does (prompting.ts); the executor only needs `what`.
  */
 export type AstNote =
   | { readonly type: 'UnaryOp'; readonly op: string; readonly operand: Expr }

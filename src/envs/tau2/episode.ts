@@ -12,7 +12,15 @@
  * `too_many_errors` never happens there; seal keeps that.
  */
 import { UserError } from '../../util/errors.js';
-import type { AgentInput, AgentMessage, Episode, Observation, Opening, Verdict } from '../suite.js';
+import type {
+  AgentInput,
+  AgentMessage,
+  Episode,
+  Observation,
+  Opening,
+  UserModel,
+  Verdict,
+} from '../suite.js';
 import type { RewardInfo, TerminationReason } from './evaluator/reward.js';
 import { simulationText } from './results.js';
 import type {
@@ -23,7 +31,7 @@ import type {
   Tau2ToolCall,
   Tau2ToolMessage,
 } from './types.js';
-import { flipForUser, isUserStop, type UserModel } from './user.js';
+import { flipForUser, isUserStop } from './user.js';
 
 /** The reference's first agent message. */
 export const AGENT_GREETING = 'Hi! How can I help you today?';

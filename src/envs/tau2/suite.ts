@@ -4,11 +4,11 @@
  * evaluator. The domains, the evaluator and the user model are passed in, so the suite is the
  * same whether they are the real ones or a test's.
  */
-import type { Episode, Suite, SuiteTask, Verdict } from '../suite.js';
+import type { Episode, Suite, SuiteTask, UserModel, Verdict } from '../suite.js';
 import { Tau2Episode, type Tau2Simulation } from './episode.js';
 import { computeMetrics } from './evaluator/metrics.js';
 import type { Tau2Domain, Tau2DomainName, Tau2Task } from './types.js';
-import { type UserModel, userSystemPrompt } from './user.js';
+import { userSystemPrompt } from './user.js';
 
 /**
  * seal's framing of the agent's job (the reference's agent prompt is its own harness's; this one

@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../util/errors.js';
-import type { PyDict } from '../py/values.js';
-import type { Tau2Message, Tau2ToolSchema, UserScenario } from './types.js';
+import type { UserChatMessage } from '../suite.js';
+import type { Tau2Message, UserScenario } from './types.js';
 
 /** The user's signals: a message holding one ends the conversation. */
 export const USER_STOP = '###STOP###';
@@ -22,37 +22,6 @@ export function isUserStop(content: string | null): boolean {
     (content.includes(USER_STOP) || content.includes(USER_TRANSFER) || content.includes(USER_OUT_OF_SCOPE))
   );
 }
-
-/** A message of the user model's chat (OpenAI shape; arguments are the model's JSON text). */
-export type UserChatMessage =
-  | { readonly role: 'system' | 'user'; readonly content: string }
-  | {
-      readonly role: 'assistant';
-      readonly content: string | null;
-      readonly tool_calls?: readonly {
-        readonly id: string;
-        readonly name: string;
-        readonly arguments: PyDict;
-      }[];
-    }
-  | { readonly role: 'tool'; readonly content: string; readonly tool_call_id: string };
-
-export interface UserModelRequest {
-  readonly messages: readonly UserChatMessage[];
-  /** the user's tools (telecom), absent otherwise */
-  readonly tools?: readonly Tau2ToolSchema[];
-  readonly seed?: number;
-}
-
-export interface UserModelReply {
-  readonly content: string | null;
-  readonly toolCalls: readonly { readonly id: string; readonly name: string; readonly arguments: PyDict }[];
-  readonly cost?: number;
-  readonly usage?: Record<string, unknown>;
-}
-
-/** The model that plays the user. */
-export type UserModel = (request: UserModelRequest, signal?: AbortSignal) => Promise<UserModelReply>;
 
 /** Python's textwrap.indent with its default predicate: lines that are not only whitespace get the prefix. */
 function indent(text: string, prefix: string): string {

@@ -6,8 +6,9 @@
  * Every cue is computed from the schema alone (required lists, `enum` keys, closed value sets
  * stated in descriptions, types), so it can say nothing a reader of the schema could not know.
  */
-import type { FunctionDoc, JsonSchemaLike } from '../../envs/bfcl/data/tasks.js';
-import { GORILLA_TO_JSON_SCHEMA_TYPE, type OpenAiTool } from '../../envs/bfcl/tools.js';
+import type { FunctionDoc } from '../../envs/bfcl/data/tasks.js';
+import type { JsonSchemaLike } from '../../envs/tools.js';
+import { JSON_SCHEMA_TYPE_OF, type OpenAiTool } from '../../envs/tools.js';
 import { allowedValuesFromDescription } from '../schema.js';
 
 export interface SchemaCueSet {
@@ -28,7 +29,7 @@ export type SchemaShown = Partial<Readonly<SchemaCueSet>>;
 export const REQUIRED_MARK = '(required)';
 
 function typeName(t: string | undefined): string {
-  return t === undefined ? 'string' : (GORILLA_TO_JSON_SCHEMA_TYPE[t] ?? t);
+  return t === undefined ? 'string' : (JSON_SCHEMA_TYPE_OF[t] ?? t);
 }
 
 /** e.g. `string`, `array of number`, `object` */

@@ -11,7 +11,7 @@
 
 import { str as pyStr } from '../../py/format.js';
 import { parsePyJson } from '../../py/json.js';
-import { decodeExecutePrompting } from '../calls/prompting.js';
+import { decodeExecutePrompting } from '../../py/prompting.js';
 
 /** The reference's `standardize_string`. */
 export function standardize(s: string): string {

@@ -20,6 +20,7 @@ import { jsonDumps } from '../../py/format.js';
 import { parsePyJson } from '../../py/json.js';
 import type { PyDict } from '../../py/values.js';
 import type { AgentInput, AgentMessage, Episode, Observation, Opening, Verdict } from '../../suite.js';
+import type { OpenAiTool } from '../../tools.js';
 import type { ClassName } from '../apis/api.js';
 import type { MemoryKvInstance } from '../apis/memoryKv.js';
 import type { MemoryRecSumInstance } from '../apis/memoryRecSum.js';
@@ -27,7 +28,6 @@ import type { MemoryVectorInstance } from '../apis/memoryVector.js';
 import { MAX_STEPS_PER_TURN } from '../episode.js';
 import { TaskEnvironment } from '../executor.js';
 import { callStringOf } from '../suite.js';
-import type { OpenAiTool } from '../tools.js';
 import { type AgenticCheck, checkAgenticResult } from './checker.js';
 import {
   AGENTIC_RESPONSE_FORMAT_PROMPT,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { UserError } from '../../../util/errors.js';
 import { parsePyJson } from '../../py/json.js';
 import type { PyDict, PyValue } from '../../py/values.js';
+import type { JsonSchemaLike } from '../../tools.js';
 import type { ClassName, LongContextConstants, MultiTurnClassName } from '../apis/api.js';
 import { isClassName } from '../apis/api.js';
 
@@ -35,17 +36,6 @@ export interface FunctionDoc {
     readonly required?: readonly string[];
   };
   readonly response?: unknown;
-}
-
-export interface JsonSchemaLike {
-  readonly type?: string;
-  readonly description?: string;
-  readonly items?: JsonSchemaLike;
-  readonly properties?: Readonly<Record<string, JsonSchemaLike>>;
-  readonly required?: readonly string[];
-  readonly enum?: readonly unknown[];
-  readonly default?: unknown;
-  readonly [key: string]: unknown;
 }
 
 export interface BfclTask {

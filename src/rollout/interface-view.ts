@@ -4,6 +4,9 @@
  * tool result (read off the call's evidence in the episode's trace), and format help after output
  * that did not decode. The rollout loop and `seal serve`'s sessions show the interface through it.
  */
+
+import type { ConversationView } from '../agent/conversation.js';
+import { CALL_SKELETONS, type FormatAdapter } from '../agent/format.js';
 import { fitInterface } from '../seal/interface/budget.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import {
@@ -13,8 +16,6 @@ import {
   parseFailureHelp,
   type TrainingContext,
 } from '../seal/interface.js';
-import type { ConversationView } from './conversation.js';
-import { CALL_SKELETONS, type FormatAdapter } from './format.js';
 import type { EpisodeRecorder } from './recorder.js';
 
 export interface TrainingInterface {

@@ -28,11 +28,11 @@
  * Python's arithmetic; anything else (names, calls, builtins) is refused as never evaluated,
  * which ends the turn as the official decoder's NameError would for most of them.
  */
-import { PyException } from '../../py/errors.js';
-import { floatRepr, repr, str } from '../../py/format.js';
-import { add, floordiv, mod, mul, neg, pow, requireHashable, sub, truediv } from '../../py/ops.js';
-import { type Expr, PySyntaxError, parsePythonExpression } from '../../py/parse.js';
-import { dictSet, ELLIPSIS, type PyDict, PyOpaque, PyTuple, type PyValue } from '../../py/values.js';
+import { PyException } from './errors.js';
+import { floatRepr, repr, str } from './format.js';
+import { add, floordiv, mod, mul, neg, pow, requireHashable, sub, truediv } from './ops.js';
+import { type Expr, PySyntaxError, parsePythonExpression } from './parse.js';
+import { dictSet, ELLIPSIS, type PyDict, PyOpaque, PyTuple, type PyValue } from './values.js';
 
 /** What the official decoder made of a text: the call strings to execute, or the error. */
 export type PromptingDecode =

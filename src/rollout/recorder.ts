@@ -4,18 +4,14 @@
  * episode tells it each step it plays (`played`, the rollout's and `seal serve`'s path); tests drive
  * it with scripted outputs (`step`, `nextTurn`).
  */
+
+import type { DecodedStep } from '../agent/format.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { BfclEpisode, type EpisodeOptions, type StepOutcome } from '../envs/bfcl/episode.js';
 import type { PlayedStep } from '../envs/bfcl/suite.js';
 import type { MessageMeta } from '../envs/suite.js';
 import type { StepRecord, Trajectory } from '../seal/trajectory.js';
 import { assembleTrajectory, CallRecorder, checkerFailure, checkWithDetail } from './trajectory.js';
-
-/** What the policy's output decoded to in one step. */
-export type DecodedStep =
-  | { readonly kind: 'calls'; readonly calls: readonly string[] }
-  | { readonly kind: 'text' }
-  | { readonly kind: 'parse_error'; readonly error: string };
 
 export type StepMeta = MessageMeta;
 

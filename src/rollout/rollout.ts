@@ -6,13 +6,14 @@
  * reads, with everything a trainer needs (raw text, token ids and logprobs, calls, results,
  * latencies, usage).
  */
+
+import { type ConversationView, converse, openingChat } from '../agent/conversation.js';
+import type { FormatAdapter } from '../agent/format.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { BfclSuiteEpisode } from '../envs/bfcl/suite.js';
 import type { Opening } from '../envs/suite.js';
 import type { ChatMessage, CompletionRequest, Policy, SamplingOptions } from '../policy/policy.js';
 import type { Trajectory } from '../seal/trajectory.js';
-import { type ConversationView, converse, openingChat } from './conversation.js';
-import type { FormatAdapter } from './format.js';
 import { fittedInterfaceView, interfaceView, type TrainingInterface } from './interface-view.js';
 import { EpisodeRecorder } from './recorder.js';
 import type { CallRecorder } from './trajectory.js';
@@ -101,22 +102,4 @@ export async function rolloutTranscript(
   });
   if (played.sampleFailure !== undefined) rec.sampleFailure = played.sampleFailure;
   return { trajectory: rec.finish(), messages: played.messages };
-}
-
-/** Run `work` over `items` with at most `limit` in flight, preserving nothing but completion order. */
-export async function mapConcurrent<T, R>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }

@@ -1,6 +1,6 @@
 /**
  * Trajectory records: the evidence of each call, and the record of a whole rollout, either
- * assembled from a live episode (agent/recorder.ts) or rebuilt from calls alone (a BFCL result file): the calls are replayed by
+ * assembled from a live episode (recorder.ts) or rebuilt from calls alone (a BFCL result file): the calls are replayed by
  * the official checker, and everything that replay can show is recorded (tool outputs,
  * execution errors, schema problems, unavailable tools). What only a live rollout knows (raw
  * text, parse errors, tokens) is absent.
