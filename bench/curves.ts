@@ -16,9 +16,9 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readVerdicts } from '../src/bfcl/eval.js';
 import { loadSuite } from '../src/envs/suites.js';
 import { bootstrapMean } from '../src/eval/bootstrap.js';
-import { readVerdicts } from '../src/eval/compare.js';
 import { pooledComparison, signTestP } from '../src/eval/paired.js';
 import { validationTasks } from '../src/train/tasks.js';
 

@@ -19,6 +19,8 @@
  *                             [--workers 2] (gradient workers of the pooled training figures)
  */
 import { formatAdapter } from '../src/agent/formats/index.js';
+import { rollout } from '../src/bfcl/rollout.js';
+import { CallRecorder } from '../src/bfcl/trajectory.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { crossEntropy, type GrpoSequence, grpoLoss } from '../src/learner/embedded/losses.js';
 import { Trainer } from '../src/learner/embedded/trainer.js';
@@ -29,8 +31,6 @@ import { gemmNT } from '../src/nn/reference-ops.js';
 import { simdOps } from '../src/nn/simd-ops.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../src/policy/embedded/policy.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
-import { rollout } from '../src/rollout/rollout.js';
-import { CallRecorder } from '../src/rollout/trajectory.js';
 import { Rng } from '../src/util/rng.js';
 import { mapConcurrent } from '../src/util/semaphore.js';
 import { ThreadPool } from '../src/util/thread-pool.js';

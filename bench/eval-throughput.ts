@@ -10,12 +10,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { formatAdapter } from '../src/agent/formats/index.js';
+import { rollout } from '../src/bfcl/rollout.js';
+import { CallRecorder } from '../src/bfcl/trajectory.js';
 import { resolveDataDir } from '../src/envs/bfcl/data/locate.js';
 import { loadBfclData } from '../src/envs/bfcl/data/tasks.js';
 import { OpenAiCompatiblePolicy } from '../src/policy/openai.js';
 import type { Completion, CompletionRequest, Policy } from '../src/policy/policy.js';
-import { rollout } from '../src/rollout/rollout.js';
-import { CallRecorder } from '../src/rollout/trajectory.js';
 import { mapConcurrent } from '../src/util/semaphore.js';
 
 const args = process.argv.slice(2);

@@ -8,6 +8,8 @@
  *   npx tsx bench/fingerprint.ts [--kernels wasm|native] [--round-tasks 8] [--round-group 8]
  */
 import { formatAdapter } from '../src/agent/formats/index.js';
+import { rollout } from '../src/bfcl/rollout.js';
+import { CallRecorder } from '../src/bfcl/trajectory.js';
 import { loadMiniSuite } from '../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../src/nn/checkpoint.js';
 import { Gpt, type GptConfig, type Kernels } from '../src/nn/model.js';
@@ -15,8 +17,6 @@ import { EmbeddedPolicy } from '../src/policy/embedded/policy.js';
 import { EmbeddedPolicyPool } from '../src/policy/embedded/pool.js';
 import { sample, sampleBatch } from '../src/policy/embedded/sampler.js';
 import type { Policy } from '../src/policy/policy.js';
-import { rollout } from '../src/rollout/rollout.js';
-import { CallRecorder } from '../src/rollout/trajectory.js';
 import { Rng } from '../src/util/rng.js';
 import { mapConcurrent } from '../src/util/semaphore.js';
 

@@ -175,10 +175,10 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'lock-off',
-    kind: 'disable the lock: a run folder is taken whoever holds it (eval/run.ts lockRunFolder)',
+    kind: 'disable the lock: a run folder is taken whoever holds it (eval/folder.ts lockRunFolder)',
     claim:
       'docs/run-folder.md: "A second `seal train` (a new run into the same `--out`, or a second `--resume`) is refused while the first runs."',
-    file: 'src/eval/run.ts',
+    file: 'src/eval/folder.ts',
     search: 'export function lockRunFolder(dir: string): () => void {\n',
     replace: 'export function lockRunFolder(dir: string): () => void {\n  if (dir) return () => {};\n',
     tests: [RUN_FOLDER],
@@ -506,9 +506,9 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'lock-stale-kept',
-    kind: 'a lock left by a dead process is not taken over (eval/run.ts lockRunFolder)',
+    kind: 'a lock left by a dead process is not taken over (eval/folder.ts lockRunFolder)',
     claim: 'docs/commands/eval.md: "a lock left by a killed run is taken over"',
-    file: 'src/eval/run.ts',
+    file: 'src/eval/folder.ts',
     search: 'owner !== process.pid && alive(owner))',
     replace: 'owner !== process.pid)',
     tests: [RUN_FOLDER],
@@ -569,10 +569,10 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'abstention-any-empty-turn',
-    kind: 'a call made on a turn with nothing to call counted as holding back (eval/abstention.ts)',
+    kind: 'a call made on a turn with nothing to call counted as holding back (bfcl/abstention.ts)',
     claim:
       'docs/commands/train.md: "every validation also counts, per category, the turns with nothing to call that the policy answered without a call"',
-    file: 'src/eval/abstention.ts',
+    file: 'src/bfcl/abstention.ts',
     search: "if (label === 'correct_abstention') c.abstained++;",
     replace: 'c.abstained++;',
     tests: ['test/train/pool.test.ts'],
@@ -648,10 +648,10 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'eval-resume-split',
-    kind: 'a resume into a folder made with another --split accepted: its summary and results then disagree (eval/run.ts)',
+    kind: 'a resume into a folder made with another --split accepted: its summary and results then disagree (bfcl/eval.ts)',
     claim:
       'docs/commands/eval.md: "A folder holding a run with other settings is refused rather than mixed, and left as it was (exit code 2): another suite, `--split`"',
-    file: 'src/eval/run.ts',
+    file: 'src/bfcl/eval.ts',
     search: "  'split',\n",
     replace: '',
     tests: ['test/eval/eval.test.ts'],
@@ -668,39 +668,49 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'eval-force-ignored',
-    kind: '--force accepted but the earlier run kept: the folder is refused (or resumed) instead of started over (eval/run.ts)',
+    kind: '--force accepted but the earlier run kept: the folder is refused (or resumed) instead of started over (bfcl/eval.ts)',
     claim:
       'docs/commands/eval.md: "`--force`: it removes the earlier run\'s `run.json`, `results.jsonl`, `bfcl_result.jsonl`, `summary.json` and `summary.md` and starts the folder over"',
-    file: 'src/eval/run.ts',
-    search: 'if (options.force) startOver(outDir);',
+    file: 'src/bfcl/eval.ts',
+    search: 'if (options.force) startOver(outDir, RUN_FOLDER_FILES);',
     replace: '',
     tests: ['test/eval/eval.test.ts'],
   },
   {
+    name: 'episodes-orphan-adopted',
+    kind: "episodes.jsonl without its run.json adopted as the new run's: the orphan check looks for BFCL's results file (eval/episodes.ts)",
+    claim: 'docs/tau2.md: "refusal of other settings and of `episodes.jsonl` without its `run.json`"',
+    file: 'src/eval/episodes.ts',
+    search: '{ resultsFile: EPISODES_FILE }',
+    replace: "{ resultsFile: 'results.jsonl' }",
+    tests: ['test/eval/tau2-cli.test.ts'],
+  },
+  {
     name: 'eval-orphan-results',
-    kind: "results.jsonl without its run.json adopted as the new run's (eval/run.ts)",
-    claim: 'docs/commands/eval.md: "A folder with `results.jsonl` but no `run.json` is refused too."',
-    file: 'src/eval/run.ts',
-    search: 'if (existsSync(join(dir, RESULTS_FILE)))',
+    kind: "results.jsonl without its run.json adopted as the new run's (eval/folder.ts)",
+    claim:
+      'docs/commands/eval.md: "A folder with `results.jsonl` (τ², memory and web search: `episodes.jsonl`) but no `run.json` is refused too."',
+    file: 'src/eval/folder.ts',
+    search: 'if (existsSync(join(dir, options.resultsFile)))',
     replace: 'if (false)',
     tests: ['test/eval/eval.test.ts'],
   },
   {
     name: 'compare-mixed-folder',
-    kind: 'seal compare prints a folder whose summary and results disagree (eval/compare.ts)',
+    kind: 'seal compare prints a folder whose summary and results disagree (report/compare.ts)',
     claim:
       'docs/commands/compare.md: "A folder whose `results.jsonl` disagrees with its `summary.json` (a task twice, more or fewer tasks, another score) mixes runs, and is refused with exit code 2, naming the folder."',
-    file: 'src/eval/compare.ts',
+    file: 'src/report/compare.ts',
     search: 'checkAgreement(dirs[i]!, d, runs[i]!.summary);',
     replace: '',
     tests: ['test/eval/eval.test.ts'],
   },
   {
     name: 'compare-task-twice',
-    kind: 'a task twice in results.jsonl not named as such (eval/compare.ts)',
+    kind: 'a task twice in results.jsonl not named as such (report/compare.ts)',
     claim:
       'docs/commands/compare.md: "A folder whose `results.jsonl` disagrees with its `summary.json` (a task twice"',
-    file: 'src/eval/compare.ts',
+    file: 'src/report/compare.ts',
     search: 'if (seen.has(r.id))',
     replace: 'if (false)',
     tests: ['test/eval/eval.test.ts'],
@@ -825,10 +835,10 @@ export const BREAKS: readonly Break[] = [
   },
   {
     name: 'eval-legacy-refused',
-    kind: 'a folder of an earlier build (no policy recorded) refused for the settings it could not record (eval/run.ts)',
+    kind: 'a folder of an earlier build (no policy recorded) refused for the settings it could not record (eval/folder.ts)',
     claim:
       'docs/commands/eval.md: "A folder made by an earlier build (its `run.json` names no `policy`) is checked on the settings it records."',
-    file: 'src/eval/run.ts',
+    file: 'src/eval/folder.ts',
     search: "const legacy = !('policy' in before);",
     replace: 'const legacy = false;',
     tests: ['test/eval/eval.test.ts'],
@@ -1605,7 +1615,7 @@ export const BREAKS: readonly Break[] = [
     file: 'src/agent/conversation.ts',
     search: 'content: added ? format.addedFunctionsMessage(added, i.content) : i.content',
     replace: 'content: i.content',
-    tests: ['test/envs/suite.test.ts', 'test/rollout/rollout.test.ts'],
+    tests: ['test/envs/suite.test.ts', 'test/bfcl/rollout.test.ts'],
   },
   {
     name: 'bfcl-runs-structured-copy',
@@ -1614,7 +1624,7 @@ export const BREAKS: readonly Break[] = [
     file: 'src/envs/bfcl/suite.ts',
     search: '(message.callText ?? message.calls.map(callStringOf))',
     replace: 'message.calls.map(callStringOf)',
-    tests: ['test/rollout/rollout.test.ts', 'test/eval/official-decoding.test.ts'],
+    tests: ['test/bfcl/rollout.test.ts', 'test/eval/official-decoding.test.ts'],
   },
   {
     name: 'serve-parse-error-ends-turn',

@@ -99,12 +99,14 @@ describe('layers under src/', () => {
   });
 
   /**
-   * Folders that play, sample or render any suite's conversation reach a suite only through the
-   * episode interface (envs/suite.ts), the tool shape (envs/tools.ts) and the Python value model
-   * (envs/py/). eval, server and train still name BFCL (issue 52); they join this list as they stop.
+   * Folders that play, sample, render or evaluate any suite reach a suite only through the episode
+   * interface (envs/suite.ts), the registry of suites by name (envs/suites.ts), the tool shape
+   * (envs/tools.ts) and the Python value model (envs/py/): not a suite's own folder under envs/, nor
+   * bfcl/ (BFCL played and scored by seal's loops). server and train still name BFCL (issue 52);
+   * they join this list as they stop.
    */
-  it.each(['agent', 'policy', 'render'])('%s names no suite', (folder) => {
-    const suites = /^envs\/(?!suite\.ts$|tools\.ts$|py\/)/;
+  it.each(['agent', 'policy', 'render', 'eval'])('%s names no suite', (folder) => {
+    const suites = /^envs\/(?!suite\.ts$|suites\.ts$|tools\.ts$|py\/)|^bfcl\//;
     const wrong = files
       .filter((f) => relative(SRC, f).split('/')[0] === folder)
       .flatMap((f) =>

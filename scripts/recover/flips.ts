@@ -15,9 +15,9 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { EvalResultRow } from '../../src/bfcl/eval.js';
+import { readFinished } from '../../src/bfcl/eval.js';
 import { CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
-import type { EvalResultRow } from '../../src/eval/run.js';
-import { readFinished } from '../../src/eval/run.js';
 import { SUCCESS_LABELS } from '../../src/seal/labels.js';
 
 const { values: flags, positionals } = parseArgs({

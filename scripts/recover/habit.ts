@@ -29,14 +29,14 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { formatAdapter } from '../../src/agent/formats/index.js';
+import { abstentionByCategory, abstentionText } from '../../src/bfcl/abstention.js';
+import { rollout, type TrainingInterface } from '../../src/bfcl/rollout.js';
 import { type BfclTask, CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite, mixSeed } from '../../src/envs/mini/index.js';
-import { abstentionByCategory, abstentionText } from '../../src/eval/abstention.js';
 import { loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { EMBEDDED_TOOL_FORMAT } from '../../src/policy/embedded/policy.js';
 import { EmbeddedPolicyPool } from '../../src/policy/embedded/pool.js';
 import type { Completion, CompletionRequest, Policy } from '../../src/policy/policy.js';
-import { rollout, type TrainingInterface } from '../../src/rollout/rollout.js';
 import { diagnose, labelsOf } from '../../src/seal/diagnosis.js';
 import { initialInterfaceState, summarise, trainingContext } from '../../src/seal/interface.js';
 import type { Trajectory } from '../../src/seal/trajectory.js';

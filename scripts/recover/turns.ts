@@ -7,10 +7,10 @@
  *   npx tsx scripts/recover/turns.ts RUN/eval-final [RUN/eval-dev ...]
  */
 
+import { abstentionByCategory } from '../../src/bfcl/abstention.js';
+import { readFinished } from '../../src/bfcl/eval.js';
+import { summarise } from '../../src/bfcl/summary.js';
 import { CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
-import { abstentionByCategory } from '../../src/eval/abstention.js';
-import { readFinished } from '../../src/eval/run.js';
-import { summarise } from '../../src/eval/summary.js';
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {

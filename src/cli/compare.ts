@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { compareTable } from '../eval/compare.js';
+import { compareTable } from '../report/compare.js';
 import { RUN_FILES, RUN_FORMAT } from '../train/record.js';
 import { UsageError } from '../util/errors.js';
 

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
+import { abstentionText } from '../bfcl/abstention.js';
+import { type EvalRunConfig, runEval } from '../bfcl/eval.js';
 import type { BfclData } from '../envs/bfcl/data/tasks.js';
 import { loadSuite } from '../envs/suites.js';
-import { abstentionText } from '../eval/abstention.js';
 import { EVAL_SETTINGS, type EvalConfig } from '../eval/config.js';
-import { type EvalRunConfig, runEval } from '../eval/run.js';
 import { parseCategories, refuseAgenticFlags, runAgenticEvalCommand } from './eval-agentic.js';
 import { chooseEvalPolicy, policyRecord } from './eval-policy.js';
 import { addSettingOptions } from './flags.js';

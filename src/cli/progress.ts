@@ -1,6 +1,6 @@
 /** A progress bar with rate and ETA on a terminal; a quiet line now and then elsewhere (CI, pipes). */
 import cliProgress from 'cli-progress';
-import type { EvalProgress } from '../eval/run.js';
+import type { EvalProgress } from '../eval/folder.js';
 
 export function progressBar(label: string, stream: NodeJS.WriteStream = process.stderr): EvalProgress {
   if (stream.isTTY) {

@@ -5,8 +5,8 @@
  * evaluation too, at the pace the run's last evaluation went.
  */
 
+import { abstentionText } from '../bfcl/abstention.js';
 import { CATEGORIES } from '../envs/bfcl/data/tasks.js';
-import { abstentionText } from '../eval/abstention.js';
 import type { EvaluationProgress, LoopHooks, RoundProgress } from '../train/loop.js';
 import type { RoundRecord } from '../train/record.js';
 

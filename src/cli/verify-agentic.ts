@@ -3,9 +3,10 @@
  * memory_rec_sum, web_search_base, web_search_no_snippet): the reference's agentic checker on the
  * last response that is not a tool call, summarised in Table 2's layout.
  */
+
+import { agenticSummaryTable, summariseAgentic } from '../bfcl/agentic-summary.js';
 import { checkAgenticResult } from '../envs/bfcl/agentic/checker.js';
 import { type AgenticCategory, loadAgenticAnswers, parseAgenticId } from '../envs/bfcl/agentic/data.js';
-import { agenticSummaryTable, summariseAgentic } from '../eval/agentic-summary.js';
 import { UsageError } from '../util/errors.js';
 import { writeJsonLines } from '../util/files.js';
 import { commaList } from './flags.js';

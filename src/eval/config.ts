@@ -6,9 +6,7 @@
  */
 import { z } from 'zod';
 import { TOOL_CALL_FORMATS } from '../agent/format.js';
-import { DATA_DIR_ENV } from '../envs/bfcl/data/locate.js';
-import { SUITES } from '../envs/bfcl/data/tasks.js';
-import { TAU2_DATA_ENV } from '../envs/tau2/data.js';
+import { DATA_ENV, EVAL_SUITES } from '../envs/suites.js';
 import { rendererSetting } from '../render/open.js';
 import { dataDirSetting, SAMPLING_SHAPE, suiteSetting } from '../util/fragments.js';
 import { Settings } from '../util/settings.js';
@@ -17,10 +15,6 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** Node's timers hold at most 2^31-1 ms; a longer delay fires after 1 ms, so every request would time out. */
 export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
-
-/** the suites `seal eval` plays: BFCL's and the mini suite (BFCL-shaped), and τ²-bench */
-export const EVAL_SUITES = [...SUITES, 'tau2'] as const;
-export type EvalSuite = (typeof EVAL_SUITES)[number];
 
 /** τ²'s domains, and `all` */
 export const TAU2_DOMAIN_CHOICES = ['retail', 'airline', 'telecom', 'all'] as const;
@@ -106,7 +100,7 @@ export const EVAL_SCHEMA = z
       .describe(
         'start --out over: remove the run.json, results.jsonl, bfcl_result.jsonl, summary.json and summary.md of a run already there (other files stay)',
       ),
-    dataDir: dataDirSetting(DATA_DIR_ENV),
+    dataDir: dataDirSetting(DATA_ENV.bfcl),
     domain: z.enum(TAU2_DOMAIN_CHOICES).default('all').meta({
       description: 'tau2: the domain to play (retail, airline, telecom) or all three',
       placeholder: 'name',
@@ -157,7 +151,7 @@ export const EVAL_SCHEMA = z
       .min(1)
       .optional()
       .meta({
-        description: `tau2: the folder holding data/tau2/ (default: $${TAU2_DATA_ENV}, else the cache \`seal data pull tau2\` fills)`,
+        description: `tau2: the folder holding data/tau2/ (default: $${DATA_ENV.tau2}, else the cache \`seal data pull tau2\` fills)`,
         placeholder: 'dir',
       }),
   })

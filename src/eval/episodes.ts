@@ -26,7 +26,7 @@ import {
   RunFolderError,
   runUntilFailure,
   startOver,
-} from './run.js';
+} from './folder.js';
 
 export const EPISODE_FILES = ['run.json', 'episodes.jsonl', 'summary.json', 'summary.md'] as const;
 const EPISODES_FILE = EPISODE_FILES[1];
@@ -255,7 +255,7 @@ export async function runEpisodes(
   try {
     if (taskIds.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
     if (options.force) startOver(outDir, EPISODE_FILES);
-    checkRunRecord(outDir, config, EPISODE_RESUME_KEYS);
+    checkRunRecord(outDir, config, EPISODE_RESUME_KEYS, { resultsFile: EPISODES_FILE });
     const byId = new Map(suite.tasks.map((t) => [t.id, t]));
     const selected = withPrerequisites(suite, taskIds);
     const finished = readEpisodes(outDir);

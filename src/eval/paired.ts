@@ -4,7 +4,7 @@
  * hides that churn, and only the tasks that changed say whether one policy is better (McNemar's
  * test: the tasks both pass or both fail carry no information about which is better).
  */
-import { type BootstrapOptions, bootstrapMean, type Interval } from './bootstrap.js';
+import { BOOTSTRAP_DEFAULTS, type BootstrapOptions, bootstrapMean, type Interval } from './bootstrap.js';
 
 export interface PairedChange {
   /** tasks evaluated by both */
@@ -115,4 +115,34 @@ export function pooledComparison(
     p: signTestP(won, lost),
     diff: bootstrapMean(diffs, options),
   };
+}
+
+/** a difference in points, its sign always written: `+1.25`, `-0.50` */
+export const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
+
+/** the columns of a paired comparison, after its name */
+export const PAIRED_HEAD = ['tasks', 'won', 'lost', 'p', 'mean diff', '95% interval'] as const;
+
+/** one comparison as table cells (PAIRED_HEAD) */
+export function pairedCells(c: PooledComparison): string[] {
+  const interval = c.tasks > 0 ? `[${signed(c.diff.lo)}, ${signed(c.diff.hi)}]` : '-';
+  return [
+    String(c.tasks),
+    String(c.won),
+    String(c.lost),
+    formatP(c.p),
+    c.tasks > 0 ? signed(c.diff.mean) : '-',
+    interval,
+  ];
+}
+
+/** p to three decimals, and small ones in scientific notation rather than 0.000 */
+export function formatP(p: number): string {
+  return p >= 0.001 ? p.toFixed(3) : p.toExponential(1);
+}
+
+/** What the paired columns mean, for the line under a table; `against` names the reference. */
+export function pairedNote(against: string, pooled: boolean): string {
+  const over = pooled ? ', summed over the seeds' : '';
+  return `won / lost: tasks passed that ${against} fails, and the reverse${over}; p: the exact two-sided sign test on them (McNemar), the chance that two equally good policies split at least this unevenly; mean diff: the difference of the averages in points${pooled ? ' (mean over seeds)' : ''}, with the 95% paired bootstrap interval (${BOOTSTRAP_DEFAULTS.resamples.toLocaleString('en-US')} resamples of the tasks, seed ${BOOTSTRAP_DEFAULTS.seed}).`;
 }

@@ -3,8 +3,9 @@
  * header and score tables, the interface timeline, and a bounded sample of rollouts. No markup
  * here; the renderer escapes and lays out.
  */
+
+import type { Summary } from '../bfcl/summary.js';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
-import type { Summary } from '../eval/summary.js';
 import { CUE_COMPONENT, CUE_GROUPS, type CueGroup } from '../seal/interface/state.js';
 import { LABELS, type Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';

@@ -4,9 +4,9 @@
  * browse, and, for several evaluations, their scores side by side. No markup here.
  */
 import { basename, dirname, resolve } from 'node:path';
+import { type Summary, summarise } from '../bfcl/summary.js';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
 import { type EpisodeSummary, summariseEpisodes } from '../eval/episodes.js';
-import { type Summary, summarise } from '../eval/summary.js';
 import type { ChatMessage } from '../policy/policy.js';
 import {
   type ChatLineView,

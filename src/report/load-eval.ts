@@ -6,9 +6,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import type { EvalResultRow } from '../bfcl/eval.js';
+import type { Summary } from '../bfcl/summary.js';
 import type { EpisodeRow, EpisodeSummary } from '../eval/episodes.js';
-import type { EvalResultRow } from '../eval/run.js';
-import type { Summary } from '../eval/summary.js';
 import type { ChatMessage } from '../policy/policy.js';
 import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import type { Summary } from '../eval/summary.js';
+import type { Summary } from '../bfcl/summary.js';
 import {
   type RolloutRecord,
   type RoundRecord,

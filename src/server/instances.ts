@@ -7,8 +7,8 @@
  * `data` as JSON text, at once or later.
  */
 
+import { CallRecorder } from '../bfcl/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { CallRecorder } from '../rollout/trajectory.js';
 import type { AssistantMessage, InstanceOptions } from './protocol.js';
 import { InstanceRegistry } from './registry.js';
 import type { SessionSeal } from './seal-state.js';

@@ -1,6 +1,6 @@
 /**
  * One environment instance of the service: a BFCL episode played one assistant message at a
- * time, the way `rollout/rollout.ts` plays it in process (same recorder, same formats, same
+ * time, the way `bfcl/rollout.ts` plays it in process (same recorder, same formats, same
  * interface calls), turned inside out so that a remote trainer holds the policy.
  *
  * The observation after each step is what the rollout loop would append to the chat: tool
@@ -11,15 +11,15 @@
 import type { ConversationView } from '../agent/conversation.js';
 import type { FormatAdapter } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
+import { interfaceView, type TrainingInterface } from '../bfcl/interface-view.js';
+import { EpisodeRecorder, type StepMeta } from '../bfcl/recorder.js';
+import type { CallRecorder } from '../bfcl/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, type TurnObservation } from '../envs/bfcl/episode.js';
 import { BfclSuiteEpisode } from '../envs/bfcl/suite.js';
 import { toOpenAiTool } from '../envs/bfcl/tools.js';
 import type { OpenAiTool } from '../envs/tools.js';
 import type { ChatMessage, Completion, NativeToolCall } from '../policy/policy.js';
-import { interfaceView, type TrainingInterface } from '../rollout/interface-view.js';
-import { EpisodeRecorder, type StepMeta } from '../rollout/recorder.js';
-import type { CallRecorder } from '../rollout/trajectory.js';
 import { diagnose, type TurnDiagnosis } from '../seal/diagnosis.js';
 import { COMPONENTS, type InterfaceState, promptView } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';

@@ -6,10 +6,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readVerdicts } from '../bfcl/eval.js';
+import type { Summary } from '../bfcl/summary.js';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
-import { PAIRED_HEAD, pairedCells, pairedNote, readVerdicts } from '../eval/compare.js';
-import { type EvaluationPair, pooledComparison } from '../eval/paired.js';
-import type { Summary } from '../eval/summary.js';
+import {
+  type EvaluationPair,
+  PAIRED_HEAD,
+  pairedCells,
+  pairedNote,
+  pooledComparison,
+} from '../eval/paired.js';
 import { markdownTable } from '../eval/table.js';
 import { Settings } from '../util/settings.js';
 import { METHODS, type Method, RUN_FILES } from './record.js';

@@ -22,9 +22,12 @@
 import { mkdirSync } from 'node:fs';
 import type { FormatAdapter } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
+import { runEval } from '../bfcl/eval.js';
+import { rollout } from '../bfcl/rollout.js';
+import { CallRecorder } from '../bfcl/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { mixSeed } from '../envs/mini/index.js';
-import { type EvalProgress, runEval } from '../eval/run.js';
+import type { EvalProgress } from '../eval/folder.js';
 import type {
   ForwardBackwardResult,
   Learner,
@@ -33,8 +36,6 @@ import type {
   TrainingDatum,
 } from '../learner/learner.js';
 import type { CompletionRequest, Policy } from '../policy/policy.js';
-import { rollout } from '../rollout/rollout.js';
-import { CallRecorder } from '../rollout/trajectory.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import {
   evolve,

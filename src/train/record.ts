@@ -14,14 +14,15 @@
  *   state.json                    what resume needs beyond the checkpoint: the commit point of a round
  *   .lock                         while a process writes the folder: its pid (run-folder.ts)
  *
- * An eval run folder is what `seal eval --out` writes (src/eval/run.ts).
+ * An eval run folder is what `seal eval --out` writes (src/bfcl/eval.ts).
  *
  * The records of a round are built here, pure, from what the round's phases produced
  * (rolloutRecords, roundRecord); the loop (loop.ts) only measures, writes and commits them.
  */
+
+import type { AbstentionCount } from '../bfcl/abstention.js';
+import type { Summary } from '../bfcl/summary.js';
 import type { Category, SuiteName } from '../envs/bfcl/data/tasks.js';
-import type { AbstentionCount } from '../eval/abstention.js';
-import type { Summary } from '../eval/summary.js';
 import type { BilledUsage } from '../learner/learner.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import type { Label } from '../seal/labels.js';

@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { lockRunFolder } from '../eval/run.js';
+import { lockRunFolder } from '../eval/folder.js';
 import type { InterfaceState } from '../seal/interface/state.js';
 import type { FailureProfileJSON } from '../seal/profile.js';
 import { UserError } from '../util/errors.js';

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { basename, resolve } from 'node:path';
 import { formatAdapter } from '../agent/formats/index.js';
+import { rollout } from '../bfcl/rollout.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { TinkerLearner } from '../learner/tinker/learner.js';
 import type { CompletionRequest, Policy } from '../policy/policy.js';
@@ -13,7 +14,6 @@ import { promptIdsOf } from '../policy/tinker.js';
 import { HfRenderer } from '../render/hf-renderer.js';
 import { type OpenedRenderer, openRenderer } from '../render/open.js';
 import type { Renderer } from '../render/renderer.js';
-import { rollout } from '../rollout/rollout.js';
 import { trainingContext } from '../seal/interface.js';
 import { TinkerClient } from '../tinker/client.js';
 import { retryLine } from '../tinker/http.js';

@@ -8,9 +8,9 @@
 import { cpSync, existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
+import { abstentionByCategory } from '../bfcl/abstention.js';
+import { readFinished } from '../bfcl/eval.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { abstentionByCategory } from '../eval/abstention.js';
-import { readFinished } from '../eval/run.js';
 import { EmbeddedLearner } from '../learner/embedded/learner.js';
 import type { Learner } from '../learner/learner.js';
 import { resolveKernels } from '../nn/backends.js';

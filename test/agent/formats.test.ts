@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type DecodedStep, TOOL_CALL_FORMATS } from '../../src/agent/format.js';
 import { COMPACT_SYSTEM_PROMPT, compactToolLine } from '../../src/agent/formats/compact.js';
 import { BASE_SYSTEM_PROMPT, formatAdapter, stripThinking } from '../../src/agent/formats/index.js';
+import { paramsOfTool } from '../../src/bfcl/trajectory.js';
 import { ADDITIONAL_FUNCTION_MESSAGE, visibleFunctions } from '../../src/envs/bfcl/episode.js';
 import { toOpenAiTool } from '../../src/envs/bfcl/tools.js';
 import { decodePythonCallList } from '../../src/envs/py/calls.js';
@@ -11,7 +12,6 @@ import { jsonDumps, repr } from '../../src/envs/py/format.js';
 import { calleeName, literalValue, PYTHON_KEYWORDS, parsePythonExpression } from '../../src/envs/py/parse.js';
 import type { PyDict } from '../../src/envs/py/values.js';
 import type { Completion, NativeToolCall } from '../../src/policy/policy.js';
-import { paramsOfTool } from '../../src/rollout/trajectory.js';
 import { decorateOpenAiTool, REQUIRED_MARK } from '../../src/seal/interface/schema-cues.js';
 import { sharedData } from '../support/golden.js';
 

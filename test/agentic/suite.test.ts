@@ -11,13 +11,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callParts } from '../../src/agent/conversation.js';
+import { summariseAgentic } from '../../src/bfcl/agentic-summary.js';
 import { AGENTIC_FILES, type AgenticCategory } from '../../src/envs/bfcl/agentic/data.js';
 import { ServerEmbedder } from '../../src/envs/bfcl/agentic/embeddings.js';
 import type { AgenticRecord } from '../../src/envs/bfcl/agentic/episode.js';
 import { agenticSuite } from '../../src/envs/bfcl/agentic/suite.js';
 import { configureVectorEmbedder } from '../../src/envs/bfcl/apis/memoryVector.js';
 import type { AgentInput, AgentMessage, Opening, Suite } from '../../src/envs/suite.js';
-import { summariseAgentic } from '../../src/eval/agentic-summary.js';
 import { AGENTIC_DATA, HAS_AGENTIC_DATA, reportMissingAgenticData } from '../support/agentic-data.js';
 import { type StandIns, startStandIns } from '../support/agentic-standins.js';
 

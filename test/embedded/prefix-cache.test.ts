@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../src/agent/formats/index.js';
+import { rollout } from '../../src/bfcl/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { forkKvCache, freeKv, newKvCache, step, stepBatch } from '../../src/nn/decoding.js';
@@ -8,7 +9,6 @@ import { residentFloats } from '../../src/nn/kernels/heap.js';
 import { Gpt, type GptConfig } from '../../src/nn/model.js';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from '../../src/policy/embedded/policy.js';
 import { PrefixCache, type SampleOptions, sample, sampleMany } from '../../src/policy/embedded/sampler.js';
-import { rollout } from '../../src/rollout/rollout.js';
 import { Rng } from '../../src/util/rng.js';
 import { mapConcurrent } from '../../src/util/semaphore.js';
 import { randomPreviousMap } from '../support/embedded.js';

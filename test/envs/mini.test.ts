@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { CallRecorder, trajectoryFromCalls } from '../../src/bfcl/trajectory.js';
 import { CLASS_NAMES } from '../../src/envs/bfcl/apis/api.js';
 import { API_CLASSES } from '../../src/envs/bfcl/apis/index.js';
 import { checkTask } from '../../src/envs/bfcl/checker.js';
@@ -16,7 +17,6 @@ import {
 } from '../../src/envs/mini/index.js';
 import { parsePyJson } from '../../src/envs/py/json.js';
 import { type PyDict, pyEquals } from '../../src/envs/py/values.js';
-import { CallRecorder, trajectoryFromCalls } from '../../src/rollout/trajectory.js';
 import { diagnose } from '../../src/seal/diagnosis.js';
 import { isExecutionError } from '../../src/seal/trajectory.js';
 

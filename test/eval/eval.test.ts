@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallFormat } from '../../src/agent/format.js';
-import { readFinished, runEval } from '../../src/eval/run.js';
+import { readFinished, runEval } from '../../src/bfcl/eval.js';
 import { OpenAiCompatiblePolicy } from '../../src/policy/openai.js';
 import { pairedTables, runDirName } from '../../src/train/experiment.js';
 import { Rng } from '../../src/util/rng.js';

@@ -10,7 +10,7 @@
  * the run goes one simulation at a time and the user takes the tasks in the run's order.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -184,4 +184,17 @@ describe.runIf(HAS_TAU2)('seal eval --suite tau2 --domain all', () => {
     });
     // 278 conversations, each scored by replaying it: about two minutes alone, more beside other tests
   }, 900_000);
+  it('episodes without their run.json are not adopted: refused before anything is played, the folder untouched', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'seal-tau2-orphan-'));
+    dirs.push(out);
+    const line = '{"task_id": "retail/0", "trial": 0, "reward": 1}\n';
+    writeFileSync(join(out, 'episodes.jsonl'), line);
+    const dead = { agent: 'http://127.0.0.1:9/v1', user: 'http://127.0.0.1:9/v1' };
+    const r = await seal(evalArgs(dead, out));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('holds episodes.jsonl but no run.json');
+    expect(r.stderr).toContain('--force');
+    expect(readdirSync(out)).toEqual(['episodes.jsonl']);
+    expect(readFileSync(join(out, 'episodes.jsonl'), 'utf8')).toBe(line);
+  });
 });

@@ -1,8 +1,8 @@
 // @module-tag bfcl-data
 import { describe, expect, it } from 'vitest';
+import { EpisodeRecorder } from '../../src/bfcl/recorder.js';
+import { CallRecorder, trajectoryFromCalls } from '../../src/bfcl/trajectory.js';
 import type { BfclTask } from '../../src/envs/bfcl/data/tasks.js';
-import { EpisodeRecorder } from '../../src/rollout/recorder.js';
-import { CallRecorder, trajectoryFromCalls } from '../../src/rollout/trajectory.js';
 import { diagnose, labelsOf } from '../../src/seal/diagnosis.js';
 import type { Label } from '../../src/seal/labels.js';
 import type { Trajectory } from '../../src/seal/trajectory.js';

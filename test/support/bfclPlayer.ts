@@ -4,10 +4,10 @@
  * answer wrongly, emit malformed calls, fail with HTTP errors, hang), in any tool-call format.
  */
 import type { ToolCallFormat } from '../../src/agent/format.js';
+import { paramsOfTool } from '../../src/bfcl/trajectory.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { ADDITIONAL_FUNCTION_MESSAGE } from '../../src/envs/bfcl/episode.js';
 import { keywordCallString } from '../../src/envs/py/calls.js';
-import { paramsOfTool } from '../../src/rollout/trajectory.js';
 import { hermesText, structuredCall } from './calls.js';
 import type { ChatRequestBody, FakeReply, FakeScript } from './fakeModelServer.js';
 

@@ -6,11 +6,11 @@
  * `seal serve` test client both write calls through here.
  */
 
+import { paramsOfTool } from '../../src/bfcl/trajectory.js';
 import type { BfclData } from '../../src/envs/bfcl/data/tasks.js';
 import { jsonDumps } from '../../src/envs/py/format.js';
 import { calleeName, literalValue, parsePythonExpression } from '../../src/envs/py/parse.js';
 import type { PyDict } from '../../src/envs/py/values.js';
-import { paramsOfTool } from '../../src/rollout/trajectory.js';
 
 export interface StructuredCall {
   readonly name: string;

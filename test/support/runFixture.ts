@@ -7,14 +7,14 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { abstentionByCategory } from '../../src/bfcl/abstention.js';
+import { type EvalResultRow, readFinished } from '../../src/bfcl/eval.js';
+import { EpisodeRecorder } from '../../src/bfcl/recorder.js';
+import { type Summary, summarise } from '../../src/bfcl/summary.js';
+import { CallRecorder } from '../../src/bfcl/trajectory.js';
 import type { BfclData, BfclTask } from '../../src/envs/bfcl/data/tasks.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
-import { abstentionByCategory } from '../../src/eval/abstention.js';
-import { type EvalResultRow, readFinished } from '../../src/eval/run.js';
-import { type Summary, summarise } from '../../src/eval/summary.js';
 import { grpoAdvantages } from '../../src/rl/advantages.js';
-import { EpisodeRecorder } from '../../src/rollout/recorder.js';
-import { CallRecorder } from '../../src/rollout/trajectory.js';
 import { diagnose, labelsOf } from '../../src/seal/diagnosis.js';
 import { evolve, type InterfaceState, initialInterfaceState } from '../../src/seal/interface/state.js';
 import type { Label } from '../../src/seal/labels.js';

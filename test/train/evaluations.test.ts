@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readVerdicts } from '../../src/eval/compare.js';
+import { readVerdicts } from '../../src/bfcl/eval.js';
 import { buildDist, seal } from '../support/cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'seal-evals-'));

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../src/agent/formats/index.js';
+import { rollout } from '../../src/bfcl/rollout.js';
 import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { EmbeddedLearner } from '../../src/learner/embedded/learner.js';
 import { tokenLogprob } from '../../src/learner/embedded/losses.js';
@@ -17,7 +18,6 @@ import type { ForwardBackwardResult, PpoLoss, TrainingDatum } from '../../src/le
 import { BASE_CHECKPOINT_DIR, loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { EmbeddedPolicy } from '../../src/policy/embedded/policy.js';
 import type { Completion, CompletionRequest, Policy } from '../../src/policy/policy.js';
-import { rollout } from '../../src/rollout/rollout.js';
 import { trainingContext } from '../../src/seal/interface.js';
 import { resolveConfig, type TrainConfig } from '../../src/train/config.js';
 import { initialTrainState, runRounds } from '../../src/train/loop.js';

@@ -20,12 +20,12 @@
  */
 import type { FormatAdapter } from '../../agent/format.js';
 import { formatAdapter } from '../../agent/formats/index.js';
+import { rolloutTranscript } from '../../bfcl/rollout.js';
 import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
 import { generateForTraining, miniData, mixSeed } from '../../envs/mini/index.js';
 import { type ChatRole, messageText } from '../../nn/tokenizer.js';
 import { EMBEDDED_TOOL_FORMAT } from '../../policy/embedded/policy.js';
 import type { Completion, CompletionRequest, Policy } from '../../policy/policy.js';
-import { rolloutTranscript } from '../../rollout/rollout.js';
 import {
   type ActiveGuideline,
   GUIDELINE_LABELS,

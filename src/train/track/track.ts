@@ -4,7 +4,7 @@
  * tracker is a view of it, so a tracker that fails (unreachable, refused, slow) is said once and
  * left behind, and never stops, slows down much or changes a run.
  */
-import type { Summary } from '../../eval/summary.js';
+import type { Summary } from '../../bfcl/summary.js';
 import { UsageError } from '../../util/errors.js';
 import type { RoundRecord } from '../record.js';
 

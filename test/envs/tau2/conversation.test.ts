@@ -18,9 +18,9 @@ import { Tau2Episode, type Tau2Simulation } from '../../../src/envs/tau2/episode
 import { tau2Suite } from '../../../src/envs/tau2/suite.js';
 import type { Tau2Domain, Tau2Environment, Tau2Task, Tau2ToolSchema } from '../../../src/envs/tau2/types.js';
 import { flipForUser, scenarioText } from '../../../src/envs/tau2/user.js';
-import { compareTable } from '../../../src/eval/compare.js';
 import { readEpisodes, runEpisodes } from '../../../src/eval/episodes.js';
 import { OpenAiCompatiblePolicy } from '../../../src/policy/openai.js';
+import { compareTable } from '../../../src/report/compare.js';
 import {
   type FakeModelServer,
   type FakeScript,

@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../../src/agent/formats/index.js';
+import { rollout } from '../../../src/bfcl/rollout.js';
 import { loadMiniSuite } from '../../../src/envs/mini/index.js';
 import { TinkerLearner } from '../../../src/learner/tinker/learner.js';
 import { SampleFailedError } from '../../../src/policy/policy.js';
-import { rollout } from '../../../src/rollout/rollout.js';
 import { TinkerClient } from '../../../src/tinker/client.js';
 import { qwen3Renderer } from '../../support/render.js';
 import { oracleModel } from '../../support/tinker-oracle.js';

@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../../src/agent/formats/index.js';
+import { rollout } from '../../../src/bfcl/rollout.js';
+import { CallRecorder } from '../../../src/bfcl/trajectory.js';
 import { loadMiniSuite, mixSeed } from '../../../src/envs/mini/index.js';
 import { EmbeddedLearner } from '../../../src/learner/embedded/learner.js';
 import {
@@ -40,8 +42,6 @@ import {
 import { crossEntropyStats, policyStats } from '../../../src/learner/tinker/stats.js';
 import { loadCheckpoint } from '../../../src/nn/checkpoint.js';
 import type { Gpt } from '../../../src/nn/model.js';
-import { rollout } from '../../../src/rollout/rollout.js';
-import { CallRecorder } from '../../../src/rollout/trajectory.js';
 import { TinkerClient } from '../../../src/tinker/client.js';
 import { PROTO_CONTENT_TYPE } from '../../../src/tinker/proto.js';
 import type { ForwardBackwardRequestJson } from '../../../src/tinker/schemas.js';

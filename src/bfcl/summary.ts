@@ -4,7 +4,7 @@
  * accuracy in percent.
  */
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
-import { markdownTable } from './table.js';
+import { markdownTable } from '../eval/table.js';
 
 export interface CategoryScore {
   readonly n: number;

@@ -12,8 +12,8 @@ import {
   MEMORY_CATEGORIES,
   WEB_SEARCH_CATEGORIES,
 } from '../envs/bfcl/agentic/data.js';
+import { markdownTable } from '../eval/table.js';
 import type { CategoryScore } from './summary.js';
-import { markdownTable } from './table.js';
 
 export interface AgenticSummary {
   readonly categories: Readonly<Record<AgenticCategory, CategoryScore>>;

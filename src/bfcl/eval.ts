@@ -10,33 +10,30 @@
  * Finished tasks are appended one line at a time, so an interrupted run loses nothing that
  * finished; rerunning into the same folder runs only the rest.
  */
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolCallFormat } from '../agent/format.js';
 import { formatAdapter } from '../agent/formats/index.js';
 import type { BfclData, BfclTask, Category, SuiteName } from '../envs/bfcl/data/tasks.js';
 import { keywordCallString } from '../envs/py/calls.js';
+import {
+  checkRunRecord,
+  type EvalProgress,
+  openRunFolder,
+  RunFolderError,
+  runUntilFailure,
+  startOver,
+} from '../eval/folder.js';
 import type { Policy, SamplingOptions } from '../policy/policy.js';
-import { rollout } from '../rollout/rollout.js';
-import { CallRecorder, paramsOfTool } from '../rollout/trajectory.js';
 import { diagnose, labelsOf } from '../seal/diagnosis.js';
 import type { Label } from '../seal/labels.js';
 import type { Trajectory } from '../seal/trajectory.js';
 import { rolloutWeight } from '../seal/weighting.js';
-import { UserError } from '../util/errors.js';
-import { fileAccessError, readJsonLines, writeAtomic } from '../util/files.js';
-import { mapConcurrent } from '../util/semaphore.js';
+import { readJsonLines, writeAtomic } from '../util/files.js';
 import { type AbstentionCount, abstentionByCategory } from './abstention.js';
+import { rollout } from './rollout.js';
 import { type Summary, summarise, summaryTable } from './summary.js';
+import { CallRecorder, paramsOfTool } from './trajectory.js';
 
 export interface EvalRunConfig {
   readonly suite: SuiteName;
@@ -93,9 +90,6 @@ export interface EvalResultRow {
   readonly trajectory: Trajectory;
 }
 
-export class RunFolderError extends UserError {}
-
-const RUN_FILE = RUN_FOLDER_FILES[0];
 /** one JSON line per finished task; `seal compare` reads its verdicts */
 export const RESULTS_FILE = RUN_FOLDER_FILES[1];
 const BFCL_RESULT_FILE = RUN_FOLDER_FILES[2];
@@ -112,113 +106,8 @@ export function readFinished(dir: string): Map<string, EvalResultRow> {
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-const LOCK_FILE = '.lock';
-
-/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Takes the run folder for this process: two runs into one folder would run every task twice
- * and interleave their lines. The lock file holds the owner's pid; a lock whose owner is gone
- * (a killed run) is taken over. Returns the release.
- */
-export function lockRunFolder(dir: string): () => void {
-  const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, `${process.pid}\n`, { flag: 'wx' });
-      return () => {
-        try {
-          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
-        } catch {
-          // already gone
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fileAccessError(e, 'write', path);
-    }
-    let owner = Number.NaN;
-    try {
-      owner = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-    } catch {
-      // removed meanwhile: try again
-    }
-    if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && alive(owner))
-      throw new RunFolderError(
-        `${dir} is in use by another seal process (pid ${owner}). Wait for it to finish, or give another --out folder.`,
-      );
-    // stale (its owner is gone) or unreadable: take it over
-    rmSync(path, { force: true });
-  }
-  throw new RunFolderError(`cannot lock ${dir}: another process keeps taking it. Give another --out folder.`);
-}
-
-/** the way out of a refused folder, as the command line says it */
-const WAY_OUT =
-  'Resume it with the settings its run.json records, give another --out folder, or pass --force to start this one over.';
-
 function checkRunConfig(dir: string, config: EvalRunConfig): void {
-  checkRunRecord(dir, config, RESUME_KEYS, LATER_KEYS);
-}
-
-/**
- * A run folder's record against this run's settings: written when the folder is new, compared
- * on `keys` when it is resumed (keys in `laterKeys` go unchecked in records older than them).
- */
-export function checkRunRecord<C extends object>(
-  dir: string,
-  config: C,
-  keys: readonly (keyof C)[],
-  laterKeys: readonly (keyof C)[] = [],
-): void {
-  const path = join(dir, RUN_FILE);
-  if (!existsSync(path)) {
-    // results without the record that says what they are: never adopted as this run's
-    if (existsSync(join(dir, RESULTS_FILE)))
-      throw new RunFolderError(
-        `${dir} holds ${RESULTS_FILE} but no ${RUN_FILE}, so what its results are is unknown. Give another --out folder, or pass --force to start this one over.`,
-      );
-    writeAtomic(path, `${JSON.stringify({ ...config, started: new Date().toISOString() }, null, 2)}\n`);
-    return;
-  }
-  let before: C;
-  try {
-    before = JSON.parse(readFileSync(path, 'utf8')) as C;
-    if (typeof before !== 'object' || before === null) throw new Error('not an object');
-  } catch {
-    throw new RunFolderError(
-      `${path} is not a run record (corrupt JSON). Give another --out folder, or pass --force to start this one over.`,
-    );
-  }
-  const legacy = !('policy' in before);
-  const shown = (x: unknown) => (x === undefined ? 'none' : JSON.stringify(x));
-  const differs = keys.filter(
-    (k) => !(legacy && laterKeys.includes(k)) && JSON.stringify(before[k]) !== JSON.stringify(config[k]),
-  );
-  if (differs.length > 0) {
-    throw new RunFolderError(
-      `${dir} holds a run with a different ${differs.map(String).join(', ')} (${differs.map((k) => `${String(k)}: ${shown(before[k])} there, ${shown(config[k])} now`).join('; ')}); its results would not mean the same as this run's. ${WAY_OUT}`,
-    );
-  }
-}
-
-/** `--force`: the files of an earlier run removed, so that the folder starts over (other files stay) */
-export function startOver(dir: string, files: readonly string[] = RUN_FOLDER_FILES): void {
-  for (const name of files) {
-    const path = join(dir, name);
-    try {
-      rmSync(path, { force: true });
-    } catch (e) {
-      throw fileAccessError(e, 'write', path);
-    }
-  }
+  checkRunRecord(dir, config, RESUME_KEYS, { resultsFile: RESULTS_FILE, laterKeys: LATER_KEYS });
 }
 
 /**
@@ -238,12 +127,6 @@ export function bfclResultOf(t: Trajectory, data: BfclData): { id: string; resul
   };
 }
 
-export interface EvalProgress {
-  start(total: number, alreadyDone: number): void;
-  tick(): void;
-  stop(): void;
-}
-
 export interface EvalOptions {
   readonly concurrency: number;
   readonly progress?: EvalProgress;
@@ -260,44 +143,27 @@ export interface EvalOutcome {
   readonly resumed: number;
 }
 
-/** The `--out` folder made if missing and locked for this process; returns the release. */
-export function openRunFolder(outDir: string): () => void {
-  if (existsSync(outDir) && !statSync(outDir).isDirectory())
-    throw new RunFolderError(
-      `--out ${outDir} is a file; give a folder for the run (it is created if missing).`,
-    );
-  try {
-    mkdirSync(outDir, { recursive: true });
-  } catch (e) {
-    throw fileAccessError(e, 'write', outDir);
-  }
-  return lockRunFolder(outDir);
+/** a line of results.jsonl as much as a comparison reads of it */
+export interface VerdictRow {
+  readonly id: string;
+  readonly valid: boolean;
+  readonly category?: string;
 }
 
-/**
- * `work` over `items`, `limit` at a time, stopping at the first failure: the others in flight are
- * told by the signal, nothing new starts, and the failure is thrown once all have settled (what
- * finished is already on disk).
- */
-export async function runUntilFailure<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T, signal: AbortSignal) => Promise<void>,
-): Promise<void> {
-  const abort = new AbortController();
-  let failure: unknown;
-  await mapConcurrent(items, limit, async (item) => {
-    if (abort.signal.aborted) return;
-    try {
-      await work(item, abort.signal);
-    } catch (e) {
-      if (!abort.signal.aborted) {
-        failure = e;
-        abort.abort();
-      }
-    }
-  });
-  if (failure !== undefined) throw failure;
+/** the verdict lines of the folder's results.jsonl, in file order (none when it has none) */
+export function readVerdictRows(dir: string): VerdictRow[] {
+  const isVerdict = (r: unknown): r is VerdictRow =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as { id?: unknown }).id === 'string' &&
+    typeof (r as { valid?: unknown }).valid === 'boolean';
+  return readJsonLines(join(dir, RESULTS_FILE), isVerdict).rows;
+}
+
+/** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
+export function readVerdicts(dir: string): Map<string, boolean> | undefined {
+  const rows = readVerdictRows(dir);
+  return rows.length > 0 ? new Map(rows.map((r) => [r.id, r.valid])) : undefined;
 }
 
 export async function runEval(
@@ -325,7 +191,7 @@ async function runLocked(
   options: EvalOptions,
 ): Promise<EvalOutcome> {
   if (tasks.length === 0) throw new RunFolderError('no task selected; nothing to evaluate.');
-  if (options.force) startOver(outDir);
+  if (options.force) startOver(outDir, RUN_FOLDER_FILES);
   checkRunConfig(outDir, config);
   const finished = readFinished(outDir);
   const todo = tasks.filter((t) => !finished.has(t.id));

@@ -1,15 +1,14 @@
 /** `seal compare`: several evaluation summaries side by side, with differences to the first. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
+import { RESULTS_FILE, readVerdictRows, readVerdicts } from '../bfcl/eval.js';
+import { type Summary, summarise } from '../bfcl/summary.js';
 import { CATEGORIES, CATEGORY_TITLES, type Category } from '../envs/bfcl/data/tasks.js';
+import { EPISODE_FILES, type EpisodeSummary, readEpisodes } from '../eval/episodes.js';
+import { PAIRED_HEAD, pairedCells, pairedNote, pooledComparison, signed } from '../eval/paired.js';
+import { markdownTable } from '../eval/table.js';
 import { UserError } from '../util/errors.js';
-import { fileAccessError, readJsonLines } from '../util/files.js';
-import { BOOTSTRAP_DEFAULTS } from './bootstrap.js';
-import { EPISODE_FILES, type EpisodeSummary, readEpisodes } from './episodes.js';
-import { type PooledComparison, pooledComparison } from './paired.js';
-import { RESULTS_FILE } from './run.js';
-import { type Summary, summarise } from './summary.js';
-import { markdownTable } from './table.js';
+import { fileAccessError } from '../util/files.js';
 
 export class CompareError extends UserError {}
 
@@ -65,8 +64,6 @@ export function runLabels(dirs: readonly string[]): string[] {
     return resolve(dirs[i]!);
   });
 }
-
-const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 
 /**
  * The table of `dirs`, each named by its folder; `evaluations[i]` is where run i's summary and
@@ -192,28 +189,6 @@ function episodeCompareTable(
   return `${table}\n\n${markdownTable(['task by task', ...PAIRED_HEAD], paired)}\n\n${pairedNote(labels[0]!, false)} A task played several times counts once per trial.`;
 }
 
-interface VerdictRow {
-  readonly id: string;
-  readonly valid: boolean;
-  readonly category?: Category;
-}
-
-/** the verdict lines of the folder's results.jsonl, in file order (none when it has none) */
-function readVerdictRows(dir: string): VerdictRow[] {
-  const isVerdict = (r: unknown): r is VerdictRow =>
-    typeof r === 'object' &&
-    r !== null &&
-    typeof (r as { id?: unknown }).id === 'string' &&
-    typeof (r as { valid?: unknown }).valid === 'boolean';
-  return readJsonLines(join(dir, RESULTS_FILE), isVerdict).rows;
-}
-
-/** per task id its verdict, from the folder's results.jsonl (undefined when it has none) */
-export function readVerdicts(dir: string): Map<string, boolean> | undefined {
-  const rows = readVerdictRows(dir);
-  return rows.length > 0 ? new Map(rows.map((r) => [r.id, r.valid])) : undefined;
-}
-
 const taskCount = (s: Summary) => CATEGORIES.reduce((n, c) => n + s.categories[c].n, 0);
 
 /**
@@ -236,7 +211,7 @@ function checkAgreement(name: string, dir: string, summary: Summary): void {
   const counted = summarise(
     rows.flatMap((r) =>
       r.category !== undefined && (CATEGORIES as readonly string[]).includes(r.category)
-        ? [{ category: r.category, valid: r.valid }]
+        ? [{ category: r.category as Category, valid: r.valid }]
         : [],
     ),
   );
@@ -249,33 +224,6 @@ function checkAgreement(name: string, dir: string, summary: Summary): void {
     throw new CompareError(
       `${name} mixes runs: its summary.json counts ${taskCount(summary)} task(s), average ${summary.average.toFixed(2)}, but its ${RESULTS_FILE} holds ${rows.length}, average ${counted.average.toFixed(2)}. ${fix}`,
     );
-}
-
-/** the columns of a paired comparison, after its name */
-export const PAIRED_HEAD = ['tasks', 'won', 'lost', 'p', 'mean diff', '95% interval'] as const;
-
-/** one comparison as table cells (PAIRED_HEAD) */
-export function pairedCells(c: PooledComparison): string[] {
-  const interval = c.tasks > 0 ? `[${signed(c.diff.lo)}, ${signed(c.diff.hi)}]` : '-';
-  return [
-    String(c.tasks),
-    String(c.won),
-    String(c.lost),
-    formatP(c.p),
-    c.tasks > 0 ? signed(c.diff.mean) : '-',
-    interval,
-  ];
-}
-
-/** p to three decimals, and small ones in scientific notation rather than 0.000 */
-export function formatP(p: number): string {
-  return p >= 0.001 ? p.toFixed(3) : p.toExponential(1);
-}
-
-/** What the paired columns mean, for the line under a table; `against` names the reference. */
-export function pairedNote(against: string, pooled: boolean): string {
-  const over = pooled ? ', summed over the seeds' : '';
-  return `won / lost: tasks passed that ${against} fails, and the reverse${over}; p: the exact two-sided sign test on them (McNemar), the chance that two equally good policies split at least this unevenly; mean diff: the difference of the averages in points${pooled ? ' (mean over seeds)' : ''}, with the 95% paired bootstrap interval (${BOOTSTRAP_DEFAULTS.resamples.toLocaleString('en-US')} resamples of the tasks, seed ${BOOTSTRAP_DEFAULTS.seed}).`;
 }
 
 /**
