@@ -32,7 +32,7 @@ import { formatAdapter } from '../../src/agent/formats/index.js';
 import { abstentionByCategory, abstentionText } from '../../src/bfcl/abstention.js';
 import { rollout, type TrainingInterface } from '../../src/bfcl/rollout.js';
 import { type BfclTask, CATEGORIES } from '../../src/envs/bfcl/data/tasks.js';
-import { loadMiniSuite, mixSeed } from '../../src/envs/mini/index.js';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { loadCheckpoint } from '../../src/nn/checkpoint.js';
 import { EMBEDDED_TOOL_FORMAT } from '../../src/policy/embedded/policy.js';
 import { EmbeddedPolicyPool } from '../../src/policy/embedded/pool.js';
@@ -41,6 +41,7 @@ import { diagnose, labelsOf } from '../../src/seal/diagnosis.js';
 import { initialInterfaceState, summarise, trainingContext } from '../../src/seal/interface.js';
 import type { Trajectory } from '../../src/seal/trajectory.js';
 import { TRAIN_DEFAULTS } from '../../src/train/config.js';
+import { mixSeed } from '../../src/util/rng.js';
 import { mapConcurrent } from '../../src/util/semaphore.js';
 
 const { values: flags, positionals } = parseArgs({

@@ -7,9 +7,9 @@
  * Generated tasks are never test scenarios (`generateForTraining`).
  */
 import { CATEGORIES, type Category } from '../envs/bfcl/data/tasks.js';
-import { mixSeed } from '../envs/mini/index.js';
 import { buildDemonstrations } from '../learner/embedded/demonstrations.js';
 import type { Learner, SupervisedDatum } from '../learner/learner.js';
+import { mixSeed } from '../util/rng.js';
 
 const ANCHOR_STREAM = 0xa4c1;
 

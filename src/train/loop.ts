@@ -26,7 +26,6 @@ import { runEval } from '../bfcl/eval.js';
 import { rollout } from '../bfcl/rollout.js';
 import { CallRecorder } from '../bfcl/trajectory.js';
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
-import { mixSeed } from '../envs/mini/index.js';
 import type { EvalProgress } from '../eval/folder.js';
 import type {
   ForwardBackwardResult,
@@ -46,6 +45,7 @@ import {
 import { type TrainingContext, trainingContext } from '../seal/interface.js';
 import type { Label } from '../seal/labels.js';
 import { FailureProfile, type ProfileSnapshot } from '../seal/profile.js';
+import { mixSeed } from '../util/rng.js';
 import { mapConcurrent } from '../util/semaphore.js';
 import { anchorData } from './anchor.js';
 import { type TrainConfig, toolFormat } from './config.js';

@@ -4,8 +4,9 @@
  * what the sampler returned for training is kept in step order (prompt ids, completion ids,
  * logprobs), with the time spent waiting for it.
  */
-import { mixSeed } from '../envs/mini/index.js';
+
 import type { Completion, CompletionRequest, Policy, PromptLength } from '../policy/policy.js';
+import { mixSeed } from '../util/rng.js';
 import type { SampledStep } from './sequences.js';
 
 export class RolloutSampler implements Policy {

@@ -4,8 +4,7 @@
  */
 import type { BfclData, BfclTask } from '../envs/bfcl/data/tasks.js';
 import { CATEGORIES } from '../envs/bfcl/data/tasks.js';
-import { mixSeed } from '../envs/mini/index.js';
-import { Rng } from '../util/rng.js';
+import { mixSeed, Rng } from '../util/rng.js';
 import { SettingsError } from '../util/settings.js';
 
 /**

@@ -99,3 +99,18 @@ export class Rng {
     return copy.slice(0, n);
   }
 }
+
+/** A 32-bit mix of several integers (splitmix-style), for deriving per-task seeds. */
+export function mixSeed(...parts: readonly number[]): number {
+  let h = 0x9e3779b9;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p >>> 0), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    // the high bits of large seeds
+    h = Math.imul(h ^ Math.floor(p / 4294967296), 0x27d4eb2f);
+    h ^= h >>> 15;
+  }
+  return h >>> 0;
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CALL_SKELETONS, TOOL_CALL_FORMATS } from '../../src/agent/format.js';
 import type { FunctionDoc } from '../../src/envs/bfcl/data/tasks.js';
-import { loadMiniSuite, mixSeed } from '../../src/envs/mini/index.js';
+import { loadMiniSuite } from '../../src/envs/mini/index.js';
 import { EmbeddedLearner } from '../../src/learner/embedded/learner.js';
 import { BASE_CHECKPOINT_DIR } from '../../src/nn/checkpoint.js';
 import type { CompletionRequest } from '../../src/policy/policy.js';
@@ -26,6 +26,7 @@ import { resolveConfig, type TrainConfig } from '../../src/train/config.js';
 import { initialTrainState, runRounds } from '../../src/train/loop.js';
 import type { Method, RolloutRecord, RoundRecord } from '../../src/train/record.js';
 import { RunFolder } from '../../src/train/run-folder.js';
+import { mixSeed } from '../../src/util/rng.js';
 import { fullInterfaceState } from '../support/interface-state.js';
 
 const data = loadMiniSuite();

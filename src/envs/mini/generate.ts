@@ -11,7 +11,7 @@
  * seed always gives the same task.
  */
 
-import { Rng } from '../../util/rng.js';
+import { mixSeed, Rng } from '../../util/rng.js';
 import { CLASS_NAMES, type ClassName } from '../bfcl/apis/api.js';
 import { type BfclTask, CATEGORIES, type Category, type ChatMessage } from '../bfcl/data/tasks.js';
 import { ERROR_PREFIX, TaskEnvironment } from '../bfcl/executor.js';
@@ -21,21 +21,6 @@ import { type Step, WORLD_BUILDERS } from './worlds.js';
 export const MINI_PREFIX = 'mini';
 
 export const miniTaskId = (category: Category, n: number) => `${MINI_PREFIX}_${category}_${n}`;
-
-/** A 32-bit mix of several integers (splitmix-style), for deriving per-task seeds. */
-export function mixSeed(...parts: readonly number[]): number {
-  let h = 0x9e3779b9;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-    // the high bits of large seeds
-    h = Math.imul(h ^ Math.floor(p / 4294967296), 0x27d4eb2f);
-    h ^= h >>> 15;
-  }
-  return h >>> 0;
-}
 
 /** Whether a result string is an execution error (the same test the diagnosis applies). */
 function failed(result: string): boolean {

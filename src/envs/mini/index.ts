@@ -10,7 +10,6 @@ export {
   groundTruthRuns,
   MINI_PREFIX,
   miniTaskId,
-  mixSeed,
 } from './generate.js';
 export {
   buildMiniSplits,

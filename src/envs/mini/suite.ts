@@ -11,6 +11,8 @@
  * split does, so a setting chosen on it is chosen on the same kind of generalisation, without
  * looking at the test split.
  */
+
+import { mixSeed } from '../../util/rng.js';
 import type { ClassName } from '../bfcl/apis/api.js';
 import {
   type BfclData,
@@ -20,7 +22,7 @@ import {
   type FunctionDoc,
 } from '../bfcl/data/tasks.js';
 import { MINI_DOCS } from './docs.js';
-import { type GenerateOptions, generate, generateTask, miniTaskId, mixSeed } from './generate.js';
+import { type GenerateOptions, generate, generateTask, miniTaskId } from './generate.js';
 import { pyJson } from './util.js';
 
 export const MINI_SPLIT_SIZE = 400;

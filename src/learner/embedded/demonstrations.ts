@@ -22,7 +22,7 @@ import type { FormatAdapter } from '../../agent/format.js';
 import { formatAdapter } from '../../agent/formats/index.js';
 import { rolloutTranscript } from '../../bfcl/rollout.js';
 import { type BfclData, type BfclTask, CATEGORIES, type Category } from '../../envs/bfcl/data/tasks.js';
-import { generateForTraining, miniData, mixSeed } from '../../envs/mini/index.js';
+import { generateForTraining, miniData } from '../../envs/mini/index.js';
 import { type ChatRole, messageText } from '../../nn/tokenizer.js';
 import { EMBEDDED_TOOL_FORMAT } from '../../policy/embedded/policy.js';
 import type { Completion, CompletionRequest, Policy } from '../../policy/policy.js';
@@ -36,7 +36,7 @@ import {
   type TrainingContext,
   trainingContext,
 } from '../../seal/interface.js';
-import { Rng } from '../../util/rng.js';
+import { mixSeed, Rng } from '../../util/rng.js';
 
 export interface DemoMessage {
   readonly role: ChatRole;

@@ -19,7 +19,6 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mixSeed } from '../../envs/mini/index.js';
 import { resolveKernels } from '../../nn/backends.js';
 import {
   type CheckpointConfig,
@@ -35,7 +34,7 @@ import { encodeChat, Tokenizer } from '../../nn/tokenizer.js';
 import { trainingWindows } from '../../policy/embedded/window.js';
 import { UserError } from '../../util/errors.js';
 import { writeAtomic } from '../../util/files.js';
-import { Rng } from '../../util/rng.js';
+import { mixSeed, Rng } from '../../util/rng.js';
 import { flagOf } from '../../util/settings.js';
 import { buildDemonstrations, type Demonstration, demonstrationText } from './demonstrations.js';
 import { copyDrill } from './drills.js';

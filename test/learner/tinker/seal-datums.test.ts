@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAdapter } from '../../../src/agent/formats/index.js';
 import { rollout } from '../../../src/bfcl/rollout.js';
 import { CallRecorder } from '../../../src/bfcl/trajectory.js';
-import { loadMiniSuite, mixSeed } from '../../../src/envs/mini/index.js';
+import { loadMiniSuite } from '../../../src/envs/mini/index.js';
 import { EmbeddedLearner } from '../../../src/learner/embedded/learner.js';
 import {
   crossEntropyLoss,
@@ -48,7 +48,7 @@ import type { ForwardBackwardRequestJson } from '../../../src/tinker/schemas.js'
 import { anchorData } from '../../../src/train/anchor.js';
 import { RolloutSampler } from '../../../src/train/sampler.js';
 import { aggregateRollouts, type LossAggregation, packSteps } from '../../../src/train/sequences.js';
-import { Rng } from '../../../src/util/rng.js';
+import { mixSeed, Rng } from '../../../src/util/rng.js';
 import { qwen3Renderer } from '../../support/render.js';
 import {
   fastOptions,
