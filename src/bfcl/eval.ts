@@ -20,6 +20,7 @@ import {
   checkRunRecord,
   type EvalProgress,
   openRunFolder,
+  RUN_FILE,
   RunFolderError,
   runUntilFailure,
   startOver,
@@ -73,7 +74,7 @@ const LATER_KEYS: readonly (keyof EvalRunConfig)[] = ['policy', 'renderer', 'thi
 
 /** what `--force` removes: every file a run writes into its folder (other files are left alone) */
 export const RUN_FOLDER_FILES = [
-  'run.json',
+  RUN_FILE,
   'results.jsonl',
   'bfcl_result.jsonl',
   'summary.json',

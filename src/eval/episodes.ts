@@ -23,12 +23,13 @@ import {
   checkRunRecord,
   type EvalProgress,
   openRunFolder,
+  RUN_FILE,
   RunFolderError,
   runUntilFailure,
   startOver,
 } from './folder.js';
 
-export const EPISODE_FILES = ['run.json', 'episodes.jsonl', 'summary.json', 'summary.md'] as const;
+export const EPISODE_FILES = [RUN_FILE, 'episodes.jsonl', 'summary.json', 'summary.md'] as const;
 const EPISODES_FILE = EPISODE_FILES[1];
 
 export interface EpisodeEvalConfig {
